@@ -1,0 +1,40 @@
+// Device.h - which processor runs a kernel.
+//
+// Auto (the default) means: the GPU when this build has CUDA and a device is
+// present, else the CPU. The environment variable TOPOVOX_DEVICE (auto, cpu,
+// gpu) replaces Auto, so a user can steer a whole pipeline without touching
+// its properties; an explicit CPU or GPU request always wins over it. Asking
+// for the GPU where there is none runs on the CPU and says so in a warning.
+#pragma once
+
+#include <string>
+
+namespace topovox
+{
+
+enum class Device : int
+{
+  Auto = 0,
+  CPU = 1,
+  GPU = 2
+};
+
+const char* deviceName(Device d);
+bool parseDevice(const std::string& name, Device& out);
+
+// True when this library was built with CUDA.
+bool builtWithCuda();
+// True when CUDA is built in and at least one usable GPU answers.
+bool gpuAvailable();
+// A one-line description of the GPU (name, memory), or why there is none.
+std::string gpuDescription();
+
+// Resolves a request to CPU or GPU. Any warning (GPU asked for but absent,
+// unknown TOPOVOX_DEVICE value) is appended to `warning`.
+Device resolveDevice(Device requested, std::string* warning);
+
+// Number of CPU threads the CPU paths use: TOPOVOX_NUM_THREADS when set and
+// positive, else std::thread::hardware_concurrency().
+int defaultThreadCount();
+
+} // namespace topovox

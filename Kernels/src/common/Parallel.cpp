@@ -1,0 +1,47 @@
+#include "Parallel.h"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace topovox
+{
+int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, int64_t)>& body)
+{
+  if (n <= 0)
+    return 0;
+  const int workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n)));
+  if (workers == 1)
+  {
+    body(0, 0, n);
+    return 1;
+  }
+  std::exception_ptr failure;
+  std::mutex failureLock;
+  std::vector<std::thread> pool;
+  pool.reserve(workers);
+  for (int w = 0; w < workers; ++w)
+  {
+    const int64_t begin = n * w / workers, end = n * (w + 1) / workers;
+    pool.emplace_back([&, w, begin, end] {
+      try
+      {
+        body(w, begin, end);
+      }
+      catch (...)
+      {
+        std::lock_guard<std::mutex> hold(failureLock);
+        if (!failure)
+          failure = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : pool)
+    t.join();
+  if (failure)
+    std::rethrow_exception(failure);
+  return workers;
+}
+}
