@@ -22,22 +22,23 @@ int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, i
   std::mutex failureLock;
   std::vector<std::thread> pool;
   pool.reserve(workers);
-  for (int w = 0; w < workers; ++w)
-  {
-    const int64_t begin = n * w / workers, end = n * (w + 1) / workers;
-    pool.emplace_back([&, w, begin, end] {
-      try
-      {
-        body(w, begin, end);
-      }
-      catch (...)
-      {
-        std::lock_guard<std::mutex> hold(failureLock);
-        if (!failure)
-          failure = std::current_exception();
-      }
-    });
-  }
+  auto run = [&](int w) {
+    try
+    {
+      body(w, n * w / workers, n * (w + 1) / workers);
+    }
+    catch (...)
+    {
+      std::lock_guard<std::mutex> hold(failureLock);
+      if (!failure)
+        failure = std::current_exception();
+    }
+  };
+  for (int w = 1; w < workers; ++w)
+    pool.emplace_back(run, w);
+  // Worker 0 is the calling thread: progress callbacks, which only worker 0
+  // makes, then reach VTK/ParaView from the thread that called the kernel.
+  run(0);
   for (auto& t : pool)
     t.join();
   if (failure)
