@@ -1,0 +1,348 @@
+// vtkEulerCurveFilter.cxx - the VTK adapter of topovox::eulerHistogram:
+// pick the array, describe this piece, agree on thresholds across ranks,
+// count, reduce to rank 0, write the table.
+#include "vtkEulerCurveFilter.h"
+
+#include "vtkTopoVoxImageAdapter.h"
+
+#include "topovox/EulerCurve.h"
+
+#include "vtkCellData.h"
+#include "vtkDataArray.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkMultiProcessController.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkStringArray.h"
+#include "vtkTable.h"
+#include "vtkTypeInt64Array.h"
+
+#include <stdexcept>
+
+vtkStandardNewMacro(vtkEulerCurveFilter);
+vtkCxxSetObjectMacro(vtkEulerCurveFilter, Controller, vtkMultiProcessController);
+
+namespace
+{
+const char* const kCellColumns[4] = { "Vertices", "Edges", "Squares", "Cubes" };
+}
+
+vtkEulerCurveFilter::vtkEulerCurveFilter()
+{
+  this->SetController(vtkMultiProcessController::GetGlobalController());
+  // Default array: the active point scalars.
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+vtkEulerCurveFilter::~vtkEulerCurveFilter()
+{
+  this->SetController(nullptr);
+}
+
+void vtkEulerCurveFilter::SetNumberOfThresholds(int n)
+{
+  if (n >= 0 && static_cast<size_t>(n) != this->Thresholds.size())
+  {
+    this->Thresholds.resize(n, 0.0);
+    this->Modified();
+  }
+}
+
+void vtkEulerCurveFilter::SetThreshold(int i, double value)
+{
+  if (i < 0)
+    return;
+  if (static_cast<size_t>(i) >= this->Thresholds.size())
+    this->Thresholds.resize(i + 1, 0.0);
+  if (this->Thresholds[i] != value)
+  {
+    this->Thresholds[i] = value;
+    this->Modified();
+  }
+}
+
+double vtkEulerCurveFilter::GetThreshold(int i) const
+{
+  return i >= 0 && static_cast<size_t>(i) < this->Thresholds.size() ? this->Thresholds[i] : 0.0;
+}
+
+void vtkEulerCurveFilter::AddThreshold(double value)
+{
+  this->Thresholds.push_back(value);
+  this->Modified();
+}
+
+void vtkEulerCurveFilter::RemoveAllThresholds()
+{
+  if (!this->Thresholds.empty())
+  {
+    this->Thresholds.clear();
+    this->Modified();
+  }
+}
+
+int vtkEulerCurveFilter::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  return 1;
+}
+
+int vtkEulerCurveFilter::RequestUpdateExtent(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  // Ask for this piece's block of the image plus the one-voxel halo that
+  // cell ownership reads, as one piece with no ghost levels (the pattern that
+  // works downstream of sources that split, e.g. Wavelet, on ParaView 5.11).
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
+  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
+  int whole[6], ext[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+  topovox_vtk::pieceExtent(whole, piece, pieces, ext);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (ext[2 * a] > ext[2 * a + 1])
+      continue; // an empty piece asks for nothing more
+    ext[2 * a] = std::max(whole[2 * a], ext[2 * a] - 1);
+    ext[2 * a + 1] = std::min(whole[2 * a + 1], ext[2 * a + 1] + 1);
+  }
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  return 1;
+}
+
+int vtkEulerCurveFilter::RequestInformation(
+  vtkInformation*, vtkInformationVector**, vtkInformationVector* outputVector)
+{
+  // The table can be computed for any piece: this filter does the splitting.
+  outputVector->GetInformationObject(0)->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
+  return 1;
+}
+
+int vtkEulerCurveFilter::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  vtkImageData* image = vtkImageData::GetData(inInfo);
+  vtkTable* output = vtkTable::GetData(outInfo);
+  this->LastDevice = "none";
+
+  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
+  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
+  const int ranks = topovox_vtk::participatingRanks(this->Controller, pieces);
+  const bool root = ranks == 1 || this->Controller->GetLocalProcessId() == 0;
+
+  // Every rank must reach every collective below, also one whose piece is
+  // bad: errors are agreed on first, so that no rank waits forever.
+  std::string error;
+  topovox::GridView grid;
+  topovox::Box owned;
+  bool cellData = false;
+  vtkDataArray* array = nullptr;
+  int whole[6], pieceExt[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+  topovox_vtk::pieceExtent(whole, piece, pieces, pieceExt);
+  const bool emptyPiece =
+    pieceExt[0] > pieceExt[1] || pieceExt[2] > pieceExt[3] || pieceExt[4] > pieceExt[5];
+  if (!image)
+    error = "the input is not an image (vtkImageData)";
+  else
+  {
+    int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+    array = this->GetInputArrayToProcess(0, image, association);
+    if (!array)
+    {
+      // pvpython leaves an ArrayListDomain empty before the first update:
+      // fall back to the active point scalars, as VTK users expect.
+      array = image->GetPointData()->GetScalars();
+      association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+    }
+    if (!array)
+      error = "the input image has no scalar array to process (select one)";
+    else
+    {
+      cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
+      if (!emptyPiece)
+        error = topovox_vtk::describeArray(
+          image, array, cellData, this->Component, whole, pieceExt, grid, owned);
+    }
+  }
+  long long failed = error.empty() ? 0 : 1;
+  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
+  if (failed)
+  {
+    if (!error.empty())
+      vtkErrorMacro(<< "Euler curve: " << error << ".");
+    else
+      vtkErrorMacro(<< "Euler curve: another rank could not read its piece.");
+    return 0;
+  }
+  // The kernels see an empty piece as a 1-voxel grid that owns nothing.
+  static const double unused = 0;
+  if (emptyPiece)
+  {
+    grid = topovox::GridView::contiguous(&unused, topovox::ScalarType::Float64, 1);
+    owned = topovox::Box{};
+    owned.hi[0] = owned.hi[1] = owned.hi[2] = 1;
+    owned.lo[0] = 1; // empty, but not the all-zero "whole grid" box
+  }
+  else if (array && !grid.data)
+    return 0;
+
+  topovox::EulerCurveOptions options;
+  options.construction =
+    this->Construction == CONSTRUCTION_T ? topovox::Construction::T : topovox::Construction::V;
+  options.filtration = this->Filtration == SUPERLEVEL ? topovox::Filtration::Superlevel
+                                                      : topovox::Filtration::Sublevel;
+  options.thresholdMode = static_cast<topovox::ThresholdMode>(this->ThresholdMode);
+  options.binCount = this->NumberOfBins;
+  options.thresholds = this->Thresholds;
+  options.device = topovox_vtk::toDevice(this->Device);
+  options.threads = this->NumberOfThreads;
+  options.owned = owned;
+  options.progress = [this](double f) {
+    this->UpdateProgress(0.1 + 0.85 * f);
+    return !this->CheckAbort();
+  };
+
+  // The scalar type decides Auto mode; with an empty piece, ask the array.
+  topovox::ScalarType type = grid.type;
+  if (emptyPiece && array)
+    topovox_vtk::toScalarType(array->GetDataType(), type);
+  if (options.thresholdMode == topovox::ThresholdMode::Auto)
+    options.thresholdMode = topovox::scalarTypeIsFloating(type) ? topovox::ThresholdMode::Bins
+                                                                : topovox::ThresholdMode::Exact;
+
+  this->SetProgressText("Euler curve: thresholds");
+  std::vector<double> thresholds;
+  std::vector<long long> counts;
+  std::string warnings;
+  error.clear();
+  try
+  {
+    // Thresholds from the values of all pieces, identical on every rank.
+    topovox::ValueSummary summary;
+    std::vector<double> distinct;
+    if (options.thresholdMode == topovox::ThresholdMode::Bins)
+    {
+      summary = topovox::summarizeValues(grid, owned, options.threads);
+      topovox_vtk::allReduceMinMax(this->Controller, ranks, summary.finiteMin, summary.finiteMax);
+      long long finite = summary.finite;
+      topovox_vtk::allReduceSum(this->Controller, ranks, finite);
+      summary.finite = finite;
+    }
+    else if (options.thresholdMode == topovox::ThresholdMode::Exact)
+      distinct = topovox_vtk::allGatherSortedUnique(
+        this->Controller, ranks, topovox::distinctValues(grid, owned, options.threads));
+    thresholds = topovox::resolveThresholds(options, type, summary, distinct);
+    this->UpdateProgress(0.1);
+    this->SetProgressText("Euler curve: counting cells");
+    topovox::Device used = topovox::Device::CPU;
+    const topovox::EulerHistogram h =
+      topovox::eulerHistogram(grid, options, thresholds, &used, &warnings);
+    this->LastDevice = used == topovox::Device::GPU ? "gpu" : "cpu";
+    counts.resize(4 * h.cells.size());
+    for (size_t j = 0; j < h.cells.size(); ++j)
+      for (int k = 0; k < 4; ++k)
+        counts[4 * j + k] = h.cells[j][k];
+  }
+  catch (const topovox::Aborted&)
+  {
+    error = "aborted";
+  }
+  catch (const std::exception& e)
+  {
+    error = e.what();
+  }
+  failed = error.empty() ? 0 : 1;
+  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
+  if (failed)
+  {
+    if (error == "aborted")
+      vtkWarningMacro(<< "Euler curve: aborted by the user.");
+    else
+      vtkErrorMacro(<< "Euler curve: " << (error.empty() ? "failed on another rank" : error) << ".");
+    return 0;
+  }
+  if (!warnings.empty())
+    vtkWarningMacro(<< warnings);
+  topovox_vtk::reduceSumToRoot(this->Controller, ranks, counts);
+  this->UpdateProgress(0.95);
+  if (!root)
+    return 1; // the curve lives on rank 0 only
+
+  topovox::EulerHistogram total;
+  total.thresholds = thresholds;
+  total.cells.resize(thresholds.size());
+  for (size_t j = 0; j < thresholds.size(); ++j)
+    for (int k = 0; k < 4; ++k)
+      total.cells[j][k] = counts[4 * j + k];
+  int dimension = 0;
+  for (int a = 0; a < 3; ++a)
+    dimension += (cellData ? whole[2 * a + 1] - whole[2 * a] > 1 : whole[2 * a + 1] > whole[2 * a]);
+  const topovox::EulerCurve curve = topovox::accumulateHistogram(total, dimension);
+
+  const vtkIdType n = static_cast<vtkIdType>(curve.thresholds.size());
+  vtkNew<vtkDoubleArray> thresholdColumn;
+  thresholdColumn->SetName("Threshold");
+  thresholdColumn->SetNumberOfTuples(n);
+  vtkNew<vtkTypeInt64Array> eulerColumn;
+  eulerColumn->SetName("EulerCharacteristic");
+  eulerColumn->SetNumberOfTuples(n);
+  vtkNew<vtkTypeInt64Array> cellColumns[4];
+  for (int k = 0; k < 4; ++k)
+  {
+    cellColumns[k]->SetName(kCellColumns[k]);
+    cellColumns[k]->SetNumberOfTuples(n);
+  }
+  for (vtkIdType j = 0; j < n; ++j)
+  {
+    thresholdColumn->SetValue(j, curve.thresholds[j]);
+    eulerColumn->SetValue(j, curve.euler[j]);
+    for (int k = 0; k < 4; ++k)
+      cellColumns[k]->SetValue(j, curve.cells[j][k]);
+  }
+  output->AddColumn(thresholdColumn);
+  output->AddColumn(eulerColumn);
+  for (int k = 0; k <= std::min(dimension, 3); ++k)
+    output->AddColumn(cellColumns[k]);
+
+  auto addString = [output](const char* name, const std::string& value) {
+    vtkNew<vtkStringArray> a;
+    a->SetName(name);
+    a->InsertNextValue(value);
+    output->GetFieldData()->AddArray(a);
+  };
+  addString("Construction", topovox::constructionName(options.construction));
+  addString("Filtration", topovox::filtrationName(options.filtration));
+  addString("ThresholdMode", topovox::thresholdModeName(options.thresholdMode));
+  addString("Array", array && array->GetName() ? array->GetName() : "");
+  addString("Device", this->LastDevice);
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+void vtkEulerCurveFilter::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Construction: " << (this->Construction == CONSTRUCTION_T ? "T" : "V") << "\n";
+  os << indent << "Filtration: " << (this->Filtration == SUPERLEVEL ? "superlevel" : "sublevel")
+     << "\n";
+  os << indent << "ThresholdMode: " << this->ThresholdMode << "\n";
+  os << indent << "NumberOfBins: " << this->NumberOfBins << "\n";
+  os << indent << "NumberOfThresholds: " << this->Thresholds.size() << "\n";
+  os << indent << "Device: " << this->Device << "\n";
+  os << indent << "Component: " << this->Component << "\n";
+  os << indent << "NumberOfThreads: " << this->NumberOfThreads << "\n";
+  os << indent << "Controller: " << this->Controller << "\n";
+}

@@ -1,0 +1,173 @@
+#include "vtkTopoVoxImageAdapter.h"
+
+#include "vtkDataArray.h"
+#include "vtkExtentTranslator.h"
+#include "vtkImageData.h"
+#include "vtkMultiProcessController.h"
+#include "vtkNew.h"
+#include "vtkCommunicator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace topovox_vtk
+{
+using topovox::ScalarType;
+
+bool toScalarType(int vtkType, ScalarType& out)
+{
+  switch (vtkType)
+  {
+    case VTK_CHAR:
+      out = std::is_signed<char>::value ? ScalarType::Int8 : ScalarType::UInt8;
+      return true;
+    case VTK_SIGNED_CHAR: out = ScalarType::Int8; return true;
+    case VTK_UNSIGNED_CHAR: out = ScalarType::UInt8; return true;
+    case VTK_SHORT: out = ScalarType::Int16; return true;
+    case VTK_UNSIGNED_SHORT: out = ScalarType::UInt16; return true;
+    case VTK_INT: out = ScalarType::Int32; return true;
+    case VTK_UNSIGNED_INT: out = ScalarType::UInt32; return true;
+    case VTK_LONG:
+      out = sizeof(long) == 8 ? ScalarType::Int64 : ScalarType::Int32;
+      return true;
+    case VTK_UNSIGNED_LONG:
+      out = sizeof(long) == 8 ? ScalarType::UInt64 : ScalarType::UInt32;
+      return true;
+    case VTK_LONG_LONG: out = ScalarType::Int64; return true;
+    case VTK_ID_TYPE:
+      out = sizeof(vtkIdType) == 8 ? ScalarType::Int64 : ScalarType::Int32;
+      return true;
+    case VTK_UNSIGNED_LONG_LONG: out = ScalarType::UInt64; return true;
+    case VTK_FLOAT: out = ScalarType::Float32; return true;
+    case VTK_DOUBLE: out = ScalarType::Float64; return true;
+    default: return false;
+  }
+}
+
+topovox::Device toDevice(int property)
+{
+  return property == 1 ? topovox::Device::CPU
+                       : property == 2 ? topovox::Device::GPU : topovox::Device::Auto;
+}
+
+void pieceExtent(const int whole[6], int piece, int pieces, int out[6])
+{
+  vtkNew<vtkExtentTranslator> translator;
+  translator->SetSplitModeToBlock();
+  translator->PieceToExtentThreadSafe(piece, pieces, 0, const_cast<int*>(whole), out,
+    vtkExtentTranslator::BLOCK_MODE, 0);
+}
+
+std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellData, int component,
+  const int whole[6], const int piece[6], topovox::GridView& grid, topovox::Box& owned)
+{
+  ScalarType type;
+  if (!toScalarType(array->GetDataType(), type))
+    return std::string("array '") + (array->GetName() ? array->GetName() : "") +
+      "' has the non-numeric type " + array->GetDataTypeAsString();
+  const int ncomp = array->GetNumberOfComponents();
+  if (component < 0 || component >= ncomp)
+    return "component " + std::to_string(component) + " does not exist (the array has " +
+      std::to_string(ncomp) + ")";
+  int ext[6];
+  image->GetExtent(ext);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (ext[2 * a] > ext[2 * a + 1])
+      return "the image is empty";
+    const int64_t points = ext[2 * a + 1] - ext[2 * a] + 1;
+    // Cell data: a flat axis (one point) still holds one layer of cells.
+    grid.dims[a] = cellData ? std::max<int64_t>(1, points - 1) : points;
+    if (piece[2 * a] < ext[2 * a] || piece[2 * a + 1] > ext[2 * a + 1])
+      return "the input does not cover the requested piece";
+    const bool flat = whole[2 * a] == whole[2 * a + 1];
+    if (cellData)
+    {
+      owned.lo[a] = flat ? 0 : piece[2 * a] - ext[2 * a];
+      owned.hi[a] = flat ? 1 : piece[2 * a + 1] - ext[2 * a];
+    }
+    else
+    {
+      // The plane shared with the next piece belongs to that piece.
+      const bool last = piece[2 * a + 1] == whole[2 * a + 1];
+      owned.lo[a] = piece[2 * a] - ext[2 * a];
+      owned.hi[a] = piece[2 * a + 1] - ext[2 * a] + (last ? 1 : 0);
+    }
+  }
+  const vtkIdType expected = grid.dims[0] * grid.dims[1] * grid.dims[2];
+  if (array->GetNumberOfTuples() != expected)
+    return "array '" + std::string(array->GetName() ? array->GetName() : "") + "' has " +
+      std::to_string(array->GetNumberOfTuples()) + " tuples where the image has " +
+      std::to_string(expected) + (cellData ? " cells" : " points");
+  grid.type = type;
+  grid.memory = topovox::MemorySpace::Host;
+  // AOS arrays hand out their buffer; other layouts are copied by VTK here.
+  grid.data = static_cast<const char*>(array->GetVoidPointer(0)) +
+    component * topovox::scalarTypeSize(type);
+  grid.strides[0] = ncomp;
+  grid.strides[1] = ncomp * grid.dims[0];
+  grid.strides[2] = ncomp * grid.dims[0] * grid.dims[1];
+  return std::string();
+}
+
+int participatingRanks(vtkMultiProcessController* controller, int pieces)
+{
+  if (!controller || pieces <= 1)
+    return 1;
+  return controller->GetNumberOfProcesses() == pieces ? pieces : 1;
+}
+
+void allReduceMinMax(vtkMultiProcessController* c, int ranks, double& mn, double& mx)
+{
+  if (ranks <= 1)
+    return;
+  double in[1] = { mn }, out[1];
+  c->AllReduce(in, out, 1, vtkCommunicator::MIN_OP);
+  mn = out[0];
+  in[0] = mx;
+  c->AllReduce(in, out, 1, vtkCommunicator::MAX_OP);
+  mx = out[0];
+}
+
+void allReduceSum(vtkMultiProcessController* c, int ranks, long long& value)
+{
+  if (ranks <= 1)
+    return;
+  long long in = value, out = 0;
+  c->AllReduce(&in, &out, 1, vtkCommunicator::SUM_OP);
+  value = out;
+}
+
+std::vector<double> allGatherSortedUnique(
+  vtkMultiProcessController* c, int ranks, const std::vector<double>& local)
+{
+  if (ranks <= 1)
+    return local;
+  const vtkIdType n = static_cast<vtkIdType>(local.size());
+  std::vector<vtkIdType> counts(ranks), offsets(ranks);
+  c->AllGather(&n, counts.data(), 1);
+  vtkIdType total = 0;
+  for (int r = 0; r < ranks; ++r)
+  {
+    offsets[r] = total;
+    total += counts[r];
+  }
+  std::vector<double> all(static_cast<size_t>(total));
+  c->AllGatherV(local.data(), all.data(), n, counts.data(), offsets.data());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+void reduceSumToRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values)
+{
+  if (ranks <= 1 || values.empty())
+    return;
+  std::vector<long long> out(values.size(), 0);
+  c->Reduce(values.data(), out.data(), static_cast<vtkIdType>(values.size()),
+    vtkCommunicator::SUM_OP, 0);
+  if (c->GetLocalProcessId() == 0)
+    values.swap(out);
+}
+}

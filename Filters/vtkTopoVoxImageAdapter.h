@@ -1,0 +1,53 @@
+// vtkTopoVoxImageAdapter.h - (private to TopoVox::Filters) what every TopoVox
+// image filter does around its kernel call: describe a VTK image array as a
+// kernel GridView, work out which voxels this MPI piece owns, and reduce
+// per-piece results across ranks. No algorithm here; only bookkeeping.
+#ifndef vtkTopoVoxImageAdapter_h
+#define vtkTopoVoxImageAdapter_h
+
+#include "topovox/Device.h"
+#include "topovox/Grid.h"
+
+#include <string>
+#include <vector>
+
+class vtkDataArray;
+class vtkImageData;
+class vtkInformation;
+class vtkMultiProcessController;
+
+namespace topovox_vtk
+{
+// VTK scalar type -> kernel scalar type; false for non-numeric arrays.
+bool toScalarType(int vtkType, topovox::ScalarType& out);
+
+// Kernel device from the filter property (0 auto, 1 CPU, 2 GPU).
+topovox::Device toDevice(int property);
+
+// The extent (points) that piece `piece` of `pieces` owns, by VTK's extent
+// translator in block mode. Adjacent pieces share a plane of points.
+void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
+
+// Describes component `component` of `array` (point data, or cell data when
+// cellData) of `image` as a GridView, and the box of samples this piece owns
+// (local indices): a shared plane of points belongs to the lower piece; the
+// cells of a piece never overlap another's. `whole` and `piece` are extents
+// in points. Returns an empty string or the reason it cannot.
+std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellData, int component,
+  const int whole[6], const int piece[6], topovox::GridView& grid, topovox::Box& owned);
+
+// Number of ranks taking part in a piece-wise reduction: the controller's
+// process count when the pipeline split the data into that many pieces,
+// else 1 (each process computed the whole image, nothing to combine).
+int participatingRanks(vtkMultiProcessController* controller, int pieces);
+
+// Collective reductions over the participating ranks (no-ops for 1 rank).
+void allReduceMinMax(vtkMultiProcessController* c, int ranks, double& mn, double& mx);
+void allReduceSum(vtkMultiProcessController* c, int ranks, long long& value);
+std::vector<double> allGatherSortedUnique(
+  vtkMultiProcessController* c, int ranks, const std::vector<double>& local);
+// Sums `values` onto rank 0 (in place there).
+void reduceSumToRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values);
+}
+
+#endif
