@@ -75,7 +75,8 @@ Device resolveDevice(Device requested, std::string* warning)
   };
   if (requested == Device::Auto)
   {
-    if (const char* env = std::getenv("TOPOVOX_DEVICE"))
+    const char* env = std::getenv("TOPOVOX_DEVICE");
+    if (env && *env)
     {
       Device fromEnv;
       if (parseDevice(env, fromEnv))

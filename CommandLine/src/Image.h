@@ -1,0 +1,44 @@
+// Image.h - an image read from a file: its samples in native byte order,
+// x varying fastest, owned by this struct; GridView views it for the kernels.
+#pragma once
+
+#include "topovox/Grid.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace topovox
+{
+namespace cli
+{
+
+struct Image
+{
+  ScalarType type = ScalarType::UInt8;
+  int axes = 0;                       // axes the file describes (1..3)
+  int64_t dims[3] = { 1, 1, 1 };      // samples per axis, x first
+  double spacing[3] = { 1, 1, 1 };    // from a sidecar; 1 when unknown
+  // The samples. std::vector's allocator returns memory aligned for any
+  // fundamental type, so the bytes can be read as any ScalarType.
+  std::vector<unsigned char> bytes;
+
+  int64_t voxelCount() const { return dims[0] * dims[1] * dims[2]; }
+  GridView view() const
+  {
+    return GridView::contiguous(bytes.data(), type, dims[0], dims[1], dims[2]);
+  }
+  // "256x256x128 uint8"
+  std::string describe() const;
+};
+
+// Checks a list of 1..3 axis lengths and returns the number of bytes an
+// image of `type` with them occupies. Throws Error, naming `what` (a file,
+// an option), when an axis is not positive or the size overflows.
+int64_t imageByteCount(const std::vector<int64_t>& dims, ScalarType type, const std::string& what);
+
+// Formats dims as "256x256x128".
+std::string formatDims(const std::vector<int64_t>& dims);
+
+} // namespace cli
+} // namespace topovox

@@ -1,0 +1,66 @@
+#include "TableWriter.h"
+
+#include "ByteOrder.h"
+#include "Errors.h"
+#include "InputFile.h"
+
+#include <cstring>
+
+namespace topovox
+{
+namespace cli
+{
+
+TableFormat tableFormatFor(const std::string& path)
+{
+  if (path == "-" || endsWith(path, ".csv"))
+    return TableFormat::Csv;
+  if (endsWith(path, ".npy"))
+    return TableFormat::Npy;
+  throw UsageError("cannot tell the format of the output '" + path +
+    "': name it .csv or .npy, or use - for CSV on stdout");
+}
+
+void writeCsv(FILE* out, const Table& table)
+{
+  for (size_t c = 0; c < table.columns.size(); ++c)
+    std::fprintf(out, c ? ",%s" : "%s", table.columns[c].c_str());
+  std::fputc('\n', out);
+  const size_t n = table.columns.size();
+  for (size_t r = 0; r < table.rowCount(); ++r)
+  {
+    for (size_t c = 0; c < n; ++c)
+      std::fprintf(out, c ? ",%.17g" : "%.17g", table.values[r * n + c]);
+    std::fputc('\n', out);
+  }
+}
+
+void writeNpy(FILE* out, const Table& table)
+{
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" +
+    std::to_string(table.rowCount()) + ", " + std::to_string(table.columns.size()) + "), }";
+  // numpy pads the header with spaces and a final newline so that the data
+  // start at a multiple of 64 bytes (10 bytes of preamble come first).
+  const size_t preamble = 10;
+  header += std::string(63 - (preamble + header.size()) % 64, ' ') + "\n";
+  const size_t length = header.size();
+  const unsigned char head[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+    static_cast<unsigned char>(length & 0xFF), static_cast<unsigned char>(length >> 8) };
+  std::fwrite(head, 1, sizeof head, out);
+  std::fwrite(header.data(), 1, header.size(), out);
+  std::vector<double> data = table.values;
+  if (!hostIsLittleEndian())
+    swapBytes(data.data(), sizeof(double), data.size());
+  std::fwrite(data.data(), sizeof(double), data.size(), out);
+}
+
+void writeTable(FILE* out, const Table& table, TableFormat format)
+{
+  if (format == TableFormat::Csv)
+    writeCsv(out, table);
+  else
+    writeNpy(out, table);
+}
+
+} // namespace cli
+} // namespace topovox

@@ -1,0 +1,45 @@
+// TableWriter.h - the tables commands produce (one row per threshold, per
+// persistence pair...), written as CSV or as a float64 .npy matrix. Values
+// are doubles: counts stay exact up to 2^53, and CSV prints them without a
+// decimal point.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace topovox
+{
+namespace cli
+{
+
+struct Table
+{
+  std::vector<std::string> columns;
+  std::vector<double> values; // row-major, columns.size() per row
+
+  size_t rowCount() const { return columns.empty() ? 0 : values.size() / columns.size(); }
+};
+
+enum class TableFormat
+{
+  Csv,
+  Npy
+};
+
+// The format an output name asks for: ".csv" or "-" (stdout) -> CSV,
+// ".npy" -> NumPy. Throws UsageError for anything else.
+TableFormat tableFormatFor(const std::string& path);
+
+// A header line with the column names, then one line per row; every number
+// with %.17g, which round-trips a double exactly (inf, -inf, nan as such).
+void writeCsv(FILE* out, const Table& table);
+
+// A .npy file (format 1.0) holding a little-endian float64 array of shape
+// (rows, columns) in C order; the column names are not stored.
+void writeNpy(FILE* out, const Table& table);
+
+void writeTable(FILE* out, const Table& table, TableFormat format);
+
+} // namespace cli
+} // namespace topovox
