@@ -31,13 +31,17 @@
 // threshold is first rounded down to the largest value of that type that is
 // <= t (up, for superlevel), which changes no answer.
 //
-// How: each cell is owned by the voxel that attains its value, ties broken by
-// the voxel's linear index (the earlier one wins in V, where the cell enters
-// with its last vertex, the later... see EulerCells.h). Each voxel counts its
-// owned cells per dimension; a histogram of those counts over the
-// thresholds, then a prefix sum, is the curve. Because ownership depends on
-// the 3x3x3 neighbourhood only, a piece of a larger image (MPI) counts exactly
-// its share of cells when it owns a sub-box and can read one voxel beyond it.
+// How: each cell is owned by one voxel, the one that attains its value in
+// the total order (value in filtration order, NaN last, then linear index):
+// in V the last of its vertices, in T the first of the cubes containing it
+// (EulerCells.h). Each voxel counts its owned cells per dimension; a
+// histogram of those counts over the thresholds, then a prefix sum, is the
+// curve. Because ownership depends on the 3x3x3 neighbourhood only, a piece
+// of a larger image (MPI) counts exactly its share of cells when it owns a
+// sub-box and the grid it passes extends one voxel beyond that box wherever
+// the whole image does (the halo): voxels beyond the grid are taken not to
+// exist, and the image's dimension is read from the grid, so a piece must
+// keep every real axis longer than one sample.
 #pragma once
 
 #include "topovox/Device.h"
@@ -89,9 +93,7 @@ struct EulerCurveOptions
   // Voxels whose cells this call counts; empty (all zero) = the whole grid.
   // Voxels outside it are read as neighbours only (MPI pieces, halos).
   Box owned;
-  // Whether the grid's faces are faces of the whole image (true) or cut
-  // faces of a piece whose neighbours are in the halo. Only the grid's
-  // extent matters to the kernels: voxels beyond it do not exist.
+  // Reports progress and can abort (CPU path; the GPU path reports at the end).
   ProgressCallback progress;
 };
 

@@ -48,7 +48,10 @@ bool parseScalarType(const std::string& name, ScalarType& out)
   std::string s;
   for (char c : name)
     s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (!s.empty() && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '='))
+  // NumPy byte-order prefixes: native ('=', '|') or little-endian ('<', the
+  // only order the kernels read). A big-endian '>' type is refused: the
+  // caller must swap bytes first.
+  if (!s.empty() && (s[0] == '<' || s[0] == '|' || s[0] == '='))
     s = s.substr(1);
   struct Alias
   {

@@ -8,6 +8,7 @@
 #include "topovox/EulerCurve.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace topovox
@@ -35,6 +36,10 @@ void distinctCPU(const GridView& grid, const Box& owned, int threads, std::vecto
 ValueSummary summarizeCPU(const GridView& grid, const Box& owned, int threads);
 
 #ifdef TOPOVOX_WITH_CUDA
+// A packed, contiguous copy of a host grid in GPU memory, described by
+// `deviceView`; the memory lives as long as the returned handle.
+std::shared_ptr<void> uploadGrid(const GridView& host, GridView& deviceView);
+
 // Throw std::runtime_error on any CUDA failure (out of memory included) so
 // that the caller can fall back to the CPU.
 void histogramGPU(const HistogramRequest& request, std::vector<int64_t>& hist);

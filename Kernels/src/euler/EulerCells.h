@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #if defined(__CUDACC__)
 #define TV_HD __host__ __device__ __forceinline__
@@ -54,6 +55,16 @@ TV_HD constexpr int neighbourBit(int dx, int dy, int dz)
 TV_HD constexpr int choiceAxis(int c, int axis)
 {
   return axis == 0 ? (c % 3) - 1 : axis == 1 ? ((c / 3) % 3) - 1 : (c / 9) - 1;
+}
+
+// Bits of the neighbours whose offset along `axis` is `side` (-1 or +1).
+TV_HD constexpr uint32_t sideBits(int axis, int side)
+{
+  uint32_t m = 0;
+  for (int b = 0; b < 27; ++b)
+    if (choiceAxis(b, axis) == side)
+      m |= 1u << b;
+  return m;
 }
 
 // Bits of the neighbours (other than p) that make up the set
@@ -97,6 +108,11 @@ TV_HD constexpr bool faceExistsT(int c, unsigned axisActive)
     ((axisActive & 2u) || choiceAxis(c, 1) == 0) && ((axisActive & 4u) || choiceAxis(c, 2) == 0);
 }
 
+TV_HD constexpr int popcount3(unsigned m)
+{
+  return int(m & 1u) + int((m >> 1) & 1u) + int((m >> 2) & 1u);
+}
+
 template <typename T>
 TV_HD bool isNan(T v)
 {
@@ -118,31 +134,65 @@ TV_HD bool precedes(T q, T v, int bit)
   return q == v && bit < kCenterBit;
 }
 
+// Per-choice constants, as types, so that every mask below is an immediate
+// operand after inlining (a constexpr function called in a loop is not
+// guaranteed to be folded by nvcc).
+template <int C>
+struct CellConstants
+{
+  static constexpr uint32_t corners = cornerMask(C);
+  static constexpr int dimensionV = cellDimensionV(C);
+  // Axes the T face spans (choice 0) and axes it sits on a side of.
+  static constexpr unsigned spanned = (choiceAxis(C, 0) == 0 ? 1u : 0u) |
+    (choiceAxis(C, 1) == 0 ? 2u : 0u) | (choiceAxis(C, 2) == 0 ? 4u : 0u);
+  static constexpr unsigned sided = 7u & ~spanned;
+  static constexpr int dimensionT3 = cellDimensionT(C, 7u);
+};
+
+template <bool TConstruction, bool Full3D, int... C>
+TV_HD uint32_t ownedCellCountsOf(
+  uint32_t precedingMask, unsigned axisActive, std::integer_sequence<int, C...>)
+{
+  uint32_t packed = 0;
+  if constexpr (!TConstruction)
+  {
+    // V: p owns the cell when every other vertex precedes it.
+    ((packed += ((precedingMask & CellConstants<C>::corners) == CellConstants<C>::corners)
+         ? (1u << (8 * CellConstants<C>::dimensionV))
+         : 0u),
+      ...);
+  }
+  else if constexpr (Full3D)
+  {
+    // T in 3D: p owns the face when no other cube containing it precedes p.
+    ((packed += ((precedingMask & CellConstants<C>::corners) == 0)
+         ? (1u << (8 * CellConstants<C>::dimensionT3))
+         : 0u),
+      ...);
+  }
+  else
+  {
+    // T in 1D/2D: faces exist only on real axes; dimension counts real axes.
+    ((packed += ((axisActive & CellConstants<C>::sided) == CellConstants<C>::sided &&
+                  (precedingMask & CellConstants<C>::corners) == 0)
+         ? (1u << (8 * popcount3(axisActive & CellConstants<C>::spanned)))
+         : 0u),
+      ...);
+  }
+  return packed;
+}
+
 // Counts per dimension of the cells p owns, from the mask of existing
-// neighbours that precede p. Returned packed, 8 bits per dimension (the most
-// any dimension reaches is 12, the edges... of T in 3D: 12 edges).
+// neighbours that precede p, packed 8 bits per dimension (at most 12 cells
+// of one dimension: the 12 edges of a T cube, or the 12 squares at a V vertex).
 template <bool TConstruction>
 TV_HD uint32_t ownedCellCounts(uint32_t precedingMask, unsigned axisActive)
 {
-  uint32_t packed = 0;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int c = 0; c < 27; ++c)
-  {
-    const uint32_t m = cornerMask(c);
-    if (TConstruction)
-    {
-      if (faceExistsT(c, axisActive) && (precedingMask & m) == 0)
-        packed += 1u << (8 * cellDimensionT(c, axisActive));
-    }
-    else
-    {
-      if ((precedingMask & m) == m)
-        packed += 1u << (8 * cellDimensionV(c));
-    }
-  }
-  return packed;
+  if (!TConstruction || axisActive == 7u)
+    return ownedCellCountsOf<TConstruction, true>(
+      precedingMask, axisActive, std::make_integer_sequence<int, 27>{});
+  return ownedCellCountsOf<TConstruction, false>(
+    precedingMask, axisActive, std::make_integer_sequence<int, 27>{});
 }
 
 // Position of value v among the native thresholds (ascending for sublevel,

@@ -212,7 +212,11 @@ EulerHistogram eulerHistogram(const GridView& grid, const EulerCurveOptions& opt
         euler::histogramGPU(rq, hist);
         return;
       }
-      catch (const std::runtime_error& e)
+      catch (const std::invalid_argument&)
+      {
+        throw;
+      }
+      catch (const std::exception& e)
       {
         if (grid.memory == MemorySpace::Device)
           throw;
@@ -264,26 +268,61 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
   std::string warn;
   const Device device = resolveDevice(options.device, &warn);
   const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
-
   ThresholdMode mode = options.thresholdMode;
   if (mode == ThresholdMode::Auto)
     mode = scalarTypeIsFloating(grid.type) ? ThresholdMode::Bins : ThresholdMode::Exact;
-  ValueSummary summary;
-  std::vector<double> distinct;
-  // Only what the mode needs is computed: each is a pass over the image.
-  bool onGpu = false;
+  EulerCurveOptions resolved = options;
+  resolved.thresholdMode = mode;
+
+  // Each step is a pass over the image; only what the mode needs is done.
+  auto run = [&](const GridView& g, Device d, std::string& notes) {
+    ValueSummary summary;
+    std::vector<double> distinct;
+    if (d == Device::CPU)
+    {
+      requireHost(g);
+      if (mode == ThresholdMode::Bins)
+        summary = euler::summarizeCPU(g, owned, threads);
+      else if (mode == ThresholdMode::Exact)
+        euler::distinctCPU(g, owned, threads, distinct);
+    }
+#ifdef TOPOVOX_WITH_CUDA
+    else
+    {
+      if (mode == ThresholdMode::Bins)
+        summary = euler::summarizeGPU(g, owned);
+      else if (mode == ThresholdMode::Exact)
+        euler::distinctGPU(g, owned, distinct);
+    }
+#endif
+    resolved.device = d;
+    const std::vector<double> thresholds = resolveThresholds(resolved, g.type, summary, distinct);
+    Device used = Device::CPU;
+    const EulerHistogram h = eulerHistogram(g, resolved, thresholds, &used, &notes);
+    EulerCurve c = accumulateHistogram(h, g.dimension());
+    c.device = used;
+    return c;
+  };
+
 #ifdef TOPOVOX_WITH_CUDA
   if (device == Device::GPU)
   {
     try
     {
-      if (mode == ThresholdMode::Bins)
-        summary = euler::summarizeGPU(grid, owned);
-      else if (mode == ThresholdMode::Exact)
-        euler::distinctGPU(grid, owned, distinct);
-      onGpu = true;
+      // A host image goes to the GPU once, for every pass.
+      GridView onDevice = grid;
+      std::shared_ptr<void> upload;
+      if (grid.memory == MemorySpace::Host)
+        upload = euler::uploadGrid(grid, onDevice);
+      EulerCurve c = run(onDevice, Device::GPU, warn);
+      c.warnings = warn;
+      return c;
     }
-    catch (const std::runtime_error& e)
+    catch (const std::invalid_argument&)
+    {
+      throw;
+    }
+    catch (const std::exception& e)
     {
       if (grid.memory == MemorySpace::Device)
         throw;
@@ -292,23 +331,7 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
     }
   }
 #endif
-  if (!onGpu)
-  {
-    requireHost(grid);
-    if (mode == ThresholdMode::Bins)
-      summary = euler::summarizeCPU(grid, owned, threads);
-    else if (mode == ThresholdMode::Exact)
-      euler::distinctCPU(grid, owned, threads, distinct);
-  }
-  EulerCurveOptions resolved = options;
-  resolved.thresholdMode = mode;
-  resolved.device = onGpu ? Device::GPU : Device::CPU;
-  const std::vector<double> thresholds =
-    resolveThresholds(resolved, grid.type, summary, distinct);
-  Device used = Device::CPU;
-  const EulerHistogram h = eulerHistogram(grid, resolved, thresholds, &used, &warn);
-  EulerCurve c = accumulateHistogram(h, grid.dimension());
-  c.device = used;
+  EulerCurve c = run(grid, Device::CPU, warn);
   c.warnings = warn;
   return c;
 }

@@ -1,10 +1,17 @@
-// EulerCurveCUDA.cu - the GPU path, as the specification asks: one launch
-// over the whole grid, one thread per voxel; each block stages a 32x8 tile
-// of order keys with a one-voxel halo in shared memory, three z-planes at a
-// time while it marches along z (rows of 32 consecutive x: coalesced loads);
-// each block accumulates a private shared-memory histogram and flushes it
-// with one round of global atomics. Histograms too large for shared memory
-// (Exact mode on data with many distinct values) go to global atomics.
+// EulerCurveCUDA.cu - the GPU path. One launch covers the whole grid with
+// one thread per voxel column of a tile:
+//  * a block owns a 32x8 tile of (x, y) and marches along z through a chunk
+//    of kTileZ planes; each plane of order keys, with a one-voxel halo, is
+//    staged once in shared memory by coalesced row loads (32 consecutive x);
+//    each thread keeps the 3x3 neighbourhood of the planes below, at and above
+//    its voxel in registers, so a step along z reads 9 new keys, not 26;
+//  * blocks are persistent (about as many as fit on the GPU at once) and take
+//    tile chunks in turn, so each keeps one private shared-memory histogram
+//    for the whole launch: one 64-bit shared atomic per voxel (four 16-bit
+//    counters, folded into 64-bit per-block totals after every chunk), and a
+//    single round of global atomics per block at the end;
+//  * histograms too large for shared memory (Exact mode on data with many
+//    distinct values) go straight to global atomics.
 // The cell counting itself is EulerCells.h, shared with the CPU path.
 #include "EulerBackends.h"
 #include "EulerCells.h"
@@ -22,6 +29,7 @@
 #include <thrust/unique.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -37,9 +45,9 @@ namespace
 {
 constexpr int kTileX = 32, kTileY = 8, kTileZ = 16;
 constexpr int kPlaneX = kTileX + 2, kPlaneY = kTileY + 2, kPlane = kPlaneX * kPlaneY;
-// Bins kept in shared memory per block (thresholds and histogram together
-// stay under the 48 KiB a block gets without opting in).
-constexpr int kSharedBins = 2048;
+// Bins kept in shared memory per block: 40 bytes a bin (packed counters and
+// 64-bit totals) plus the threshold keys; beyond, global atomics.
+constexpr int kSharedBins = 1024;
 
 void check(cudaError_t err, const char* what)
 {
@@ -75,121 +83,209 @@ struct KernelGrid
   int64_t lo[3], hi[3];     // owned box
 };
 
+// The threshold bin of key v among `count` ascending threshold keys: a guess
+// by linear interpolation (exact for uniform thresholds up to rounding), made
+// exact by comparing keys, with a binary search when the guess is off by more
+// than one.
+template <typename T, bool Super>
+__device__ __forceinline__ int findBin(
+  KeyOf<T> v, const KeyOf<T>* thr, int count, double origin, double scale)
+{
+  const double guess = (keyValue<T, Super>(v) - origin) * scale;
+  int j = guess > 0 ? (guess < count ? static_cast<int>(ceil(guess)) : count) : 0;
+  if (j > 0 && v <= thr[j - 1])
+  {
+    --j;
+    if (j > 0 && v <= thr[j - 1])
+      j = thresholdBin<false>(v, thr, j - 1);
+  }
+  else if (j < count && v > thr[j])
+  {
+    ++j;
+    if (j < count && v > thr[j])
+      j = j + 1 + thresholdBin<false>(v, thr + j + 1, count - j - 1);
+  }
+  return j;
+}
+
 template <typename T, bool Super, bool TC, bool SharedHist>
 __global__ void __launch_bounds__(kTileX* kTileY)
   eulerKernel(const T* __restrict__ data, KernelGrid g, const KeyOf<T>* __restrict__ thresholds,
-    int count, int skipped, unsigned axes, unsigned long long* __restrict__ hist)
+    int count, int skipped, unsigned axes, unsigned long long* __restrict__ hist, int tilesX,
+    int tilesY, int64_t tasks, double guessOrigin, double guessScale)
 {
   using K = KeyOf<T>;
-  __shared__ K plane[3][kPlane];
-  __shared__ K sThr[SharedHist ? kSharedBins : 1];
-  __shared__ uint32_t sHist[SharedHist ? 2 * (kSharedBins + 1) : 1];
+  // Shared memory: [planes 3 x kPlane keys][thresholds][packed counters]
+  // [per-block totals, 4 per bin]; the last three only when SharedHist.
+  extern __shared__ __align__(16) unsigned char shared[];
+  const int nBins = skipped + count + 1;
+  unsigned long long* sTotal = reinterpret_cast<unsigned long long*>(shared);
+  uint32_t* sPacked = reinterpret_cast<uint32_t*>(sTotal + (SharedHist ? 4 * nBins : 0));
+  K* plane = reinterpret_cast<K*>(sPacked + (SharedHist ? 2 * nBins : 0));
+  K* sThr = plane + 3 * kPlane;
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileX + tx;
-  const int64_t x0 = g.lo[0] + int64_t(blockIdx.x) * kTileX;
-  const int64_t y0 = g.lo[1] + int64_t(blockIdx.y) * kTileY;
-  const int64_t z0 = g.lo[2] + int64_t(blockIdx.z) * kTileZ;
-  const int64_t z1 = min(z0 + kTileZ, g.hi[2]);
-  const int nBins = skipped + count + 1;
-
+  constexpr int kThreads = kTileX * kTileY;
   if (SharedHist)
   {
-    for (int i = tid; i < count; i += kTileX * kTileY)
+    for (int i = tid; i < count; i += kThreads)
       sThr[i] = thresholds[i];
-    for (int i = tid; i < 2 * nBins; i += kTileX * kTileY)
-      sHist[i] = 0;
+    for (int i = tid; i < 4 * nBins; i += kThreads)
+      sTotal[i] = 0;
+    for (int i = tid; i < 2 * nBins; i += kThreads)
+      sPacked[i] = 0;
   }
   const K* thr = SharedHist ? sThr : thresholds;
+  constexpr K kNan = ~K(0);
 
-  // Loads plane z (with its halo) into ring slot s. Voxels outside the grid
-  // are never read by the counting below (their neighbour bit is invalid).
-  auto load = [&](int s, int64_t z) {
-    if (z < 0 || z >= g.nz)
-      return;
-    for (int i = tid; i < kPlane; i += kTileX * kTileY)
-    {
-      const int64_t gx = x0 - 1 + i % kPlaneX, gy = y0 - 1 + i / kPlaneX;
-      if (gx >= 0 && gx < g.nx && gy >= 0 && gy < g.ny)
-        plane[s][i] = orderKey<T, Super>(data[gx * g.sx + gy * g.sy + z * g.sz]);
-    }
-  };
-  load(0, z0 - 1);
-  load(1, z0);
+  // Neighbour bits on each side of each axis (compile-time constants).
+  constexpr uint32_t kAll = ((1u << 27) - 1) & ~(1u << kCenterBit);
+  constexpr uint32_t kLowX = sideBits(0, -1), kHighX = sideBits(0, 1);
+  constexpr uint32_t kLowY = sideBits(1, -1), kHighY = sideBits(1, 1);
+  constexpr uint32_t kLowZ = sideBits(2, -1), kHighZ = sideBits(2, 1);
 
-  const int64_t x = x0 + tx, y = y0 + ty;
-  const bool mine = x < g.hi[0] && y < g.hi[1];
-  // Which neighbour offsets exist along x and y, for this thread.
-  const bool xb = x > 0, xa = x + 1 < g.nx, yb = y > 0, ya = y + 1 < g.ny;
-
-  for (int64_t z = z0; z < z1; ++z)
+  for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x)
   {
-    const int sBelow = int((z - z0) % 3), sHere = int((z - z0 + 1) % 3),
-              sAbove = int((z - z0 + 2) % 3);
-    load(sAbove, z + 1);
-    __syncthreads();
-    if (mine)
+    const int64_t tileX = task % tilesX, tileY = (task / tilesX) % tilesY,
+                  tileZ = task / (int64_t(tilesX) * tilesY);
+    const int64_t x0 = g.lo[0] + tileX * kTileX, y0 = g.lo[1] + tileY * kTileY;
+    const int64_t z0 = g.lo[2] + tileZ * kTileZ;
+    const int64_t z1 = min(z0 + kTileZ, g.hi[2]);
+
+    // Stages plane z (keys, with halo) in ring slot s. Each thread stages at
+    // most two fixed entries of the plane; their offsets are worked out once
+    // per chunk. Voxels outside the grid are never counted (their neighbour
+    // bit is masked off below), so their entries are left as they are.
+    constexpr int kLoads = (kPlane + kThreads - 1) / kThreads;
+    int64_t rowOffset[kLoads];
+    bool inGrid[kLoads];
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l)
     {
-      const int c = (ty + 1) * kPlaneX + (tx + 1);
-      const K v = plane[sHere][c];
-      const bool nanVoxel = std::is_floating_point<T>::value && v == ~K(0);
-      if (!nanVoxel)
+      const int i = tid + l * kThreads;
+      const int64_t gx = x0 - 1 + i % kPlaneX, gy = y0 - 1 + i / kPlaneX;
+      inGrid[l] = i < kPlane && gx >= 0 && gx < g.nx && gy >= 0 && gy < g.ny;
+      rowOffset[l] = gx * g.sx + gy * g.sy;
+    }
+    auto load = [&](int s, int64_t z) {
+      if (z < 0 || z >= g.nz)
+        return;
+      K* dst = plane + s * kPlane;
+      const T* src = data + z * g.sz;
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l)
+        if (inGrid[l])
+          dst[tid + l * kThreads] = orderKey<T, Super>(src[rowOffset[l]]);
+    };
+    __syncthreads(); // the previous chunk's readers are done with the ring
+    load(0, z0 - 1);
+    load(1, z0);
+    __syncthreads();
+
+    const int64_t x = x0 + tx, y = y0 + ty;
+    const bool mine = x < g.hi[0] && y < g.hi[1];
+    uint32_t validXY = kAll;
+    if (x == 0)
+      validXY &= ~kLowX;
+    if (x + 1 >= g.nx)
+      validXY &= ~kHighX;
+    if (y == 0)
+      validXY &= ~kLowY;
+    if (y + 1 >= g.ny)
+      validXY &= ~kHighY;
+
+    const int c = (ty + 1) * kPlaneX + (tx + 1);
+    K below[9], here[9], above[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k)
+    {
+      const int off = (k / 3 - 1) * kPlaneX + (k % 3 - 1);
+      below[k] = plane[0 * kPlane + c + off];
+      here[k] = plane[1 * kPlane + c + off];
+    }
+
+    for (int64_t z = z0; z < z1; ++z)
+    {
+      const int sAbove = int((z - z0 + 2) % 3);
+      load(sAbove, z + 1);
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < 9; ++k)
+        above[k] = plane[sAbove * kPlane + c + (k / 3 - 1) * kPlaneX + (k % 3 - 1)];
+
+      const K v = here[4];
+      if (mine && !(std::is_floating_point<T>::value && v == kNan))
       {
-        const bool zb = z > 0, za = z + 1 < g.nz;
+        uint32_t valid = validXY;
+        if (z == 0)
+          valid &= ~kLowZ;
+        if (z + 1 >= g.nz)
+          valid &= ~kHighZ;
         uint32_t preceding = 0;
 #pragma unroll
         for (int b = 0; b < 27; ++b)
         {
           if (b == kCenterBit)
             continue;
-          const int dx = choiceAxis(b, 0), dy = choiceAxis(b, 1), dz = choiceAxis(b, 2);
-          const bool exists = (dx == 0 || (dx < 0 ? xb : xa)) && (dy == 0 || (dy < 0 ? yb : ya)) &&
-            (dz == 0 || (dz < 0 ? zb : za));
-          const int s = dz < 0 ? sBelow : (dz > 0 ? sAbove : sHere);
-          const K q = plane[s][c + dy * kPlaneX + dx];
+          const int k = b % 9; // (dy + 1) * 3 + (dx + 1)
+          const K q = b < 9 ? below[k] : (b < 18 ? here[k] : above[k]);
           // Ties: a neighbour with a smaller linear index (bit < 13) precedes.
-          const bool before = b < kCenterBit ? (q <= v) : (q < v);
-          preceding |= uint32_t(exists && before) << b;
+          preceding |= uint32_t(b < kCenterBit ? (q <= v) : (q < v)) << b;
         }
-        const uint32_t packed = ownedCellCounts<TC>(preceding, axes);
-        const int bin = skipped + thresholdBin<false>(v, thr, count);
+        preceding &= valid;
+        const uint32_t counts = ownedCellCounts<TC>(preceding, axes);
+        const int bin = skipped + findBin<T, Super>(v, thr, count, guessOrigin, guessScale);
         if (SharedHist)
         {
-          // Two 16-bit counters per word: a block adds at most
+          // Two 16-bit counters per word: a chunk adds at most
           // 32*8*16 voxels * 12 cells < 2^16 to one counter.
-          const uint32_t lo = (packed & 0xFF) | ((packed >> 8) & 0xFF) << 16;
-          const uint32_t hi = ((packed >> 16) & 0xFF) | (packed >> 24) << 16;
-          if (lo)
-            atomicAdd(&sHist[2 * bin], lo);
-          if (hi)
-            atomicAdd(&sHist[2 * bin + 1], hi);
+          const uint32_t low = (counts & 0xFF) | ((counts << 8) & 0xFF0000);
+          const uint32_t high = ((counts >> 16) & 0xFF) | ((counts >> 8) & 0xFF0000);
+          if (low)
+            atomicAdd(&sPacked[2 * bin], low);
+          if (high)
+            atomicAdd(&sPacked[2 * bin + 1], high);
         }
         else
         {
           for (int k = 0; k < 4; ++k)
           {
-            const unsigned long long n = (packed >> (8 * k)) & 0xFF;
+            const unsigned long long n = (counts >> (8 * k)) & 0xFF;
             if (n)
               atomicAdd(&hist[4 * bin + k], n);
           }
         }
       }
+#pragma unroll
+      for (int k = 0; k < 9; ++k)
+      {
+        below[k] = here[k];
+        here[k] = above[k];
+      }
     }
-    __syncthreads(); // the slot of z-1 is overwritten next iteration
+    if (SharedHist)
+    {
+      // Fold the 16-bit counters into the block's totals before they can
+      // overflow.
+      __syncthreads();
+      for (int i = tid; i < 2 * nBins; i += kThreads)
+      {
+        const uint32_t p = sPacked[i];
+        if (p)
+        {
+          sPacked[i] = 0;
+          sTotal[2 * i] += p & 0xFFFF;
+          sTotal[2 * i + 1] += p >> 16;
+        }
+      }
+    }
   }
   if (SharedHist)
   {
-    for (int i = tid; i < nBins; i += kTileX * kTileY)
-    {
-      const uint32_t lo = sHist[2 * i], hi = sHist[2 * i + 1];
-      if (lo & 0xFFFF)
-        atomicAdd(&hist[4 * i + 0], (unsigned long long)(lo & 0xFFFF));
-      if (lo >> 16)
-        atomicAdd(&hist[4 * i + 1], (unsigned long long)(lo >> 16));
-      if (hi & 0xFFFF)
-        atomicAdd(&hist[4 * i + 2], (unsigned long long)(hi & 0xFFFF));
-      if (hi >> 16)
-        atomicAdd(&hist[4 * i + 3], (unsigned long long)(hi >> 16));
-    }
+    __syncthreads();
+    for (int i = tid; i < 4 * nBins; i += kThreads)
+      if (sTotal[i])
+        atomicAdd(&hist[i], sTotal[i]);
   }
 }
 
@@ -273,19 +369,44 @@ void launchTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
       "copy thresholds");
   check(cudaMemset(dHist.ptr, 0, sizeof(unsigned long long) * hist.size()), "clear histogram");
 
-  const dim3 block(kTileX, kTileY, 1);
-  const dim3 blocks(static_cast<unsigned>((ob.hi[0] - ob.lo[0] + kTileX - 1) / kTileX),
-    static_cast<unsigned>((ob.hi[1] - ob.lo[1] + kTileY - 1) / kTileY),
-    static_cast<unsigned>((ob.hi[2] - ob.lo[2] + kTileZ - 1) / kTileZ));
-  if (blocks.y > 65535 || blocks.z > 65535)
-    throw std::runtime_error("image too large along y or z for one launch");
+  const int tilesX = static_cast<int>((ob.hi[0] - ob.lo[0] + kTileX - 1) / kTileX);
+  const int tilesY = static_cast<int>((ob.hi[1] - ob.lo[1] + kTileY - 1) / kTileY);
+  const int64_t tilesZ = (ob.hi[2] - ob.lo[2] + kTileZ - 1) / kTileZ;
+  const int64_t tasks = int64_t(tilesX) * tilesY * tilesZ;
   const unsigned axes = activeAxes(g);
   auto* h = static_cast<unsigned long long*>(dHist.ptr);
   const K* t = static_cast<const K*>(dThr.ptr);
+  const dim3 block(kTileX, kTileY, 1);
+  // Linear interpolation through the first and last thresholds.
+  double origin = 0, scale = 0;
+  if (rq.count >= 2)
+  {
+    origin = static_cast<double>(thrNative[0]);
+    const double span = static_cast<double>(thrNative[rq.count - 1]) - origin;
+    scale = span != 0 && std::isfinite(span) ? (rq.count - 1) / span : 0;
+  }
+  auto launch = [&](auto kernel, size_t sharedBytes) {
+    if (sharedBytes > 48 * 1024)
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+              static_cast<int>(sharedBytes)),
+        "shared memory size");
+    // Persistent blocks: as many as can be resident at once.
+    int device = 0, sms = 0, perSm = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kTileX * kTileY, sharedBytes),
+      "occupancy");
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, int64_t(sms) * std::max(perSm, 1)));
+    kernel<<<static_cast<unsigned>(blocks), block, sharedBytes>>>(
+      dg.ptr, dg.kg, t, rq.count, rq.skipped, axes, h, tilesX, tilesY, tasks, origin, scale);
+  };
+  const size_t planeBytes = 3 * kPlane * sizeof(K);
   if (nBins <= kSharedBins)
-    eulerKernel<T, Super, TC, true><<<blocks, block>>>(dg.ptr, dg.kg, t, rq.count, rq.skipped, axes, h);
+    launch(eulerKernel<T, Super, TC, true>,
+      (4 * sizeof(unsigned long long) + 2 * sizeof(uint32_t)) * nBins + planeBytes +
+        sizeof(K) * rq.count);
   else
-    eulerKernel<T, Super, TC, false><<<blocks, block>>>(dg.ptr, dg.kg, t, rq.count, rq.skipped, axes, h);
+    launch(eulerKernel<T, Super, TC, false>, planeBytes);
   check(cudaGetLastError(), "Euler kernel launch");
   std::vector<unsigned long long> out(hist.size());
   check(cudaMemcpy(out.data(), dHist.ptr, sizeof(unsigned long long) * out.size(),
@@ -318,12 +439,10 @@ struct GpuSummary
 };
 
 template <typename T>
-struct SummarizeOne
+struct SummarizeValue
 {
-  OwnedValue<T> value;
-  __host__ __device__ GpuSummary operator()(int64_t i) const
+  __host__ __device__ GpuSummary operator()(T v) const
   {
-    const T v = value(i);
     const double inf = INFINITY;
     if (isNan(v))
       return GpuSummary{ inf, -inf, inf, -inf, 1, 1, 0 };
@@ -332,6 +451,22 @@ struct SummarizeOne
     return GpuSummary{ d, d, fin ? d : inf, fin ? d : -inf, 1, 0, fin ? 1 : 0 };
   }
 };
+
+template <typename T>
+struct SummarizeOne
+{
+  OwnedValue<T> value;
+  __host__ __device__ GpuSummary operator()(int64_t i) const { return SummarizeValue<T>{}(value(i)); }
+};
+
+// flags[key] = 1 for every owned value (racing stores all write 1).
+template <typename T>
+__global__ void markPresent(OwnedValue<T> value, int64_t n, uint8_t* flags)
+{
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    flags[orderKey<T, false>(value(i))] = 1;
+}
 
 struct CombineSummary
 {
@@ -348,6 +483,17 @@ struct IsNanValue
   __host__ __device__ bool operator()(T v) const { return isNan(v); }
 };
 } // namespace
+
+std::shared_ptr<void> uploadGrid(const GridView& g, GridView& deviceView)
+{
+  return dispatchScalarType(g.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto grid = std::make_shared<DeviceGrid<T>>(g, g.wholeBox());
+    deviceView = GridView::contiguous(
+      grid->ptr, g.type, g.dims[0], g.dims[1], g.dims[2], MemorySpace::Device);
+    return std::shared_ptr<void>(grid);
+  });
+}
 
 void histogramGPU(const HistogramRequest& rq, std::vector<int64_t>& hist)
 {
@@ -370,7 +516,14 @@ ValueSummary summarizeGPU(const GridView& g, const Box& box)
     const double inf = std::numeric_limits<double>::infinity();
     const GpuSummary init{ inf, -inf, inf, -inf, 0, 0, 0 };
     GpuSummary s = init;
-    if (box.count() > 0)
+    const bool whole = box.count() == g.voxelCount() &&
+      (g.memory == MemorySpace::Host || g.isContiguous());
+    if (box.count() > 0 && whole)
+      // The common case: the whole contiguous image, read straight through.
+      s = thrust::transform_reduce(thrust::device, thrust::device_pointer_cast(dg.ptr),
+        thrust::device_pointer_cast(dg.ptr) + box.count(), SummarizeValue<T>{}, init,
+        CombineSummary{});
+    else if (box.count() > 0)
       s = thrust::transform_reduce(thrust::device, thrust::counting_iterator<int64_t>(0),
         thrust::counting_iterator<int64_t>(box.count()), SummarizeOne<T>{ { dg.ptr, dg.kg } }, init,
         CombineSummary{});
@@ -384,16 +537,39 @@ void distinctGPU(const GridView& g, const Box& box, std::vector<double>& out)
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     DeviceGrid<T> dg(g, box);
-    thrust::device_vector<T> values(static_cast<size_t>(box.count()));
-    thrust::transform(thrust::device, thrust::counting_iterator<int64_t>(0),
-      thrust::counting_iterator<int64_t>(box.count()), values.begin(), OwnedValue<T>{ dg.ptr, dg.kg });
-    auto end = thrust::remove_if(values.begin(), values.end(), IsNanValue<T>{});
-    thrust::sort(values.begin(), end);
-    end = thrust::unique(values.begin(), end);
-    std::vector<T> host(static_cast<size_t>(end - values.begin()));
-    thrust::copy(values.begin(), end, host.begin());
-    check(cudaGetLastError(), "distinct values");
-    out.assign(host.begin(), host.end());
+    if constexpr (sizeof(T) <= 2 && !std::is_floating_point<T>::value)
+    {
+      // 8- and 16-bit integers: mark the values present, no sort.
+      constexpr int kValues = 1 << (8 * sizeof(T));
+      DeviceBuffer flags(kValues);
+      check(cudaMemset(flags.ptr, 0, kValues), "clear flags");
+      const int64_t n = box.count();
+      if (n > 0)
+        markPresent<T><<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 1 << 20)), 256>>>(
+          OwnedValue<T>{ dg.ptr, dg.kg }, n, static_cast<uint8_t*>(flags.ptr));
+      check(cudaGetLastError(), "distinct values");
+      std::vector<uint8_t> host(kValues);
+      check(cudaMemcpy(host.data(), flags.ptr, kValues, cudaMemcpyDeviceToHost), "copy flags");
+      out.clear();
+      for (int k = 0; k < kValues; ++k) // keys ascend with the values
+        if (host[k])
+          out.push_back(static_cast<double>(static_cast<T>(
+            std::is_signed<T>::value ? k - kValues / 2 : k)));
+    }
+    else
+    {
+      thrust::device_vector<T> values(static_cast<size_t>(box.count()));
+      thrust::transform(thrust::device, thrust::counting_iterator<int64_t>(0),
+        thrust::counting_iterator<int64_t>(box.count()), values.begin(),
+        OwnedValue<T>{ dg.ptr, dg.kg });
+      auto end = thrust::remove_if(values.begin(), values.end(), IsNanValue<T>{});
+      thrust::sort(values.begin(), end);
+      end = thrust::unique(values.begin(), end);
+      std::vector<T> host(static_cast<size_t>(end - values.begin()));
+      thrust::copy(values.begin(), end, host.begin());
+      check(cudaGetLastError(), "distinct values");
+      out.assign(host.begin(), host.end());
+    }
   });
 }
 }

@@ -44,5 +44,32 @@ __host__ __device__ __forceinline__ KeyOf<T> orderKey(T v)
     k = static_cast<K>(v);
   return Super ? static_cast<K>(~k) : k;
 }
+
+// The value behind a (non-NaN) key, as a double: used only to guess a
+// threshold bin, which comparisons of keys then make exact.
+template <typename T, bool Super>
+__host__ __device__ __forceinline__ double keyValue(KeyOf<T> key)
+{
+  using K = KeyOf<T>;
+  const K k = Super ? static_cast<K>(~key) : key;
+  if constexpr (std::is_floating_point<T>::value)
+  {
+    using Bits = typename std::conditional<(sizeof(T) == 4), uint32_t, uint64_t>::type;
+    const Bits sign = Bits(1) << (8 * sizeof(T) - 1);
+    Bits b = static_cast<Bits>(k);
+    b = (b & sign) ? (b ^ sign) : static_cast<Bits>(~b);
+    T v;
+    memcpy(&v, &b, sizeof(T));
+    return static_cast<double>(v);
+  }
+  else if constexpr (std::is_signed<T>::value)
+  {
+    using U = typename std::make_unsigned<T>::type;
+    return static_cast<double>(
+      static_cast<T>(static_cast<U>(static_cast<U>(k) ^ (U(1) << (8 * sizeof(T) - 1)))));
+  }
+  else
+    return static_cast<double>(static_cast<T>(k));
+}
 }
 }
