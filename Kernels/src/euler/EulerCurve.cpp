@@ -42,6 +42,17 @@ void checkGrid(const GridView& grid)
     throw std::invalid_argument(why);
 }
 
+// Called in a catch block of the GPU path: bad input and failures on an
+// image that only the GPU can read propagate; anything else (no memory, a
+// driver error) becomes a warning, and the caller runs the CPU path.
+void fallBackToCpu(const std::exception& e, const GridView& grid, std::string& warn)
+{
+  if (dynamic_cast<const std::invalid_argument*>(&e) || grid.memory == MemorySpace::Device)
+    throw;
+  warn += (warn.empty() ? "" : "\n") + std::string("GPU path failed (") + e.what() +
+    "); running on the CPU";
+}
+
 // A GridView the CPU can read: device-resident images are not.
 void requireHost(const GridView& grid)
 {
@@ -212,17 +223,9 @@ EulerHistogram eulerHistogram(const GridView& grid, const EulerCurveOptions& opt
         euler::histogramGPU(rq, hist);
         return;
       }
-      catch (const std::invalid_argument&)
-      {
-        throw;
-      }
       catch (const std::exception& e)
       {
-        if (grid.memory == MemorySpace::Device)
-          throw;
-        warn += (warn.empty() ? "" : "\n") + std::string("GPU path failed (") + e.what() +
-          "); running on the CPU";
-        device = Device::CPU;
+        fallBackToCpu(e, grid, warn);
       }
     }
 #endif
@@ -318,16 +321,9 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
       c.warnings = warn;
       return c;
     }
-    catch (const std::invalid_argument&)
-    {
-      throw;
-    }
     catch (const std::exception& e)
     {
-      if (grid.memory == MemorySpace::Device)
-        throw;
-      warn += (warn.empty() ? "" : "\n") + std::string("GPU path failed (") + e.what() +
-        "); running on the CPU";
+      fallBackToCpu(e, grid, warn);
     }
   }
 #endif
