@@ -421,6 +421,7 @@ struct Settings
   int64_t cpuTimeAllModesMaxVoxels = int64_t(1) << 28; // above: CPU time for list only
   int64_t cpuMaxVoxels = std::numeric_limits<int64_t>::max(); // above: no CPU at all
   bool check = true;
+  bool checkUntimed = true; // CPU curves for the check where the CPU is not timed
   bool gpu = true;
   std::string json;
   std::string label;
@@ -445,6 +446,7 @@ void usage()
     "  --cpu-all-modes-max-voxels V  above V voxels time the CPU in list mode only (default 2^28)\n"
     "  --cpu-max-voxels V       above V voxels skip the CPU entirely, checks included\n"
     "  --no-check               do not compute CPU curves for the checks\n"
+    "  --no-check-untimed       ... except those of the timed CPU runs\n"
     "  --no-gpu                 CPU only\n"
     "  --threads N              CPU threads (default: all)\n"
     "  --json FILE              append one JSON object per line\n"
@@ -509,6 +511,8 @@ Settings parse(int argc, char** argv)
       s.cpuMaxVoxels = std::stoll(need(i));
     else if (a == "--no-check")
       s.check = false;
+    else if (a == "--no-check-untimed")
+      s.checkUntimed = false;
     else if (a == "--no-gpu")
       s.gpu = false;
     else if (a == "--threads")
@@ -536,6 +540,7 @@ struct Row
   int thresholdCount = 0;
   double gpuMs = NAN, gpuMinMs = NAN;
   int gpuReps = 0;
+  double overheadMs = NAN; // the same call on a 4^d image: fixed cost per call
   double e2eMs = NAN;
   int e2eReps = 0;
   double cpuMs = NAN;
@@ -605,6 +610,7 @@ void writeJson(std::ofstream& out, const Settings& st, const Image& img, const R
     << "\",\"list_kind\":\"" << (r.mode == "list" ? st.list : "") << "\",\"thresholds_count\":"
     << r.thresholdCount << ",\"gpu_ms\":" << jsonNumber(r.gpuMs)
     << ",\"gpu_ms_min\":" << jsonNumber(r.gpuMinMs) << ",\"gpu_reps\":" << r.gpuReps
+    << ",\"gpu_call_overhead_ms\":" << jsonNumber(r.overheadMs)
     << ",\"e2e_ms\":" << jsonNumber(r.e2eMs) << ",\"e2e_reps\":" << r.e2eReps
     << ",\"cpu_ms\":" << jsonNumber(r.cpuMs) << ",\"cpu_reps\":" << r.cpuReps
     << ",\"cpu_threads\":" << threads << ",\"copy_ms\":" << jsonNumber(copy.ms)
@@ -648,6 +654,7 @@ void runInput(const Settings& st, Image& img, bool haveGpu, const std::string& g
 
   CopyTiming copy;
   void* dData = nullptr;
+  (void)dData;
   GridView dev;
 #ifdef BENCH_WITH_CUDA
   void* dCopy = nullptr;
@@ -697,60 +704,101 @@ void runInput(const Settings& st, Image& img, bool haveGpu, const std::string& g
     EulerCurveOptions opt = base;
     opt.thresholdMode = mode;
 
+    std::string gpuError;
     if (haveGpu)
     {
-      opt.device = Device::GPU;
-      auto call = [&](const GridView& g) {
-        EulerCurve c = computeEulerCurve(g, opt);
+      try
+      {
+        opt.device = Device::GPU;
+        auto call = [&](const GridView& g) {
+          EulerCurve c = computeEulerCurve(g, opt);
 #ifdef BENCH_WITH_CUDA
-        cudaCheck(cudaDeviceSynchronize(), "sync");
+          cudaCheck(cudaDeviceSynchronize(), "sync");
 #endif
-        if (c.device != Device::GPU)
-          throw std::runtime_error("the GPU call ran on the CPU: " + c.warnings);
-        return c;
-      };
-      // Warm-up: module loading, first-touch allocations.
-      Clock::time_point t0 = Clock::now();
-      r.curve = call(dev);
-      const double firstMs = msSince(t0);
-      call(dev);
-      std::vector<double> times;
-      const Clock::time_point start = Clock::now();
-      while (true)
-      {
-        const int n = static_cast<int>(times.size());
-        if (st.gpuReps > 0 ? n >= st.gpuReps
-                           : (n >= st.gpuMaxReps ||
-                               (n >= st.gpuMinReps && msSince(start) > 1000 * st.gpuSeconds)))
-          break;
-        t0 = Clock::now();
-        EulerCurve c = call(dev);
-        times.push_back(msSince(t0));
-        std::string why;
-        if (!sameCurve(c, r.curve, &why))
-          throw std::runtime_error("GPU curves differ between calls: " + why);
-      }
-      r.gpuMs = median(times);
-      r.gpuMinMs = *std::min_element(times.begin(), times.end());
-      r.gpuReps = static_cast<int>(times.size());
-      progress("  %-5s gpu: %.3f ms median of %d (first call %.1f ms)", modeName.c_str(), r.gpuMs,
-        r.gpuReps, firstMs);
+          if (c.device != Device::GPU)
+            throw std::runtime_error("the GPU call ran on the CPU: " + c.warnings);
+          return c;
+        };
+        // Warm-up: module loading, first-touch allocations.
+        Clock::time_point t0 = Clock::now();
+        r.curve = call(dev);
+        const double firstMs = msSince(t0);
+        call(dev);
+        std::vector<double> times;
+        const Clock::time_point start = Clock::now();
+        while (true)
+        {
+          const int n = static_cast<int>(times.size());
+          if (st.gpuReps > 0 ? n >= st.gpuReps
+                             : (n >= st.gpuMaxReps ||
+                                 (n >= st.gpuMinReps && msSince(start) > 1000 * st.gpuSeconds)))
+            break;
+          t0 = Clock::now();
+          EulerCurve c = call(dev);
+          times.push_back(msSince(t0));
+          std::string why;
+          if (!sameCurve(c, r.curve, &why))
+            throw std::runtime_error("GPU curves differ between calls: " + why);
+        }
+        r.gpuMs = median(times);
+        r.gpuMinMs = *std::min_element(times.begin(), times.end());
+        r.gpuReps = static_cast<int>(times.size());
+        progress("  %-5s gpu: %.3f ms median of %d (first call %.1f ms)", modeName.c_str(), r.gpuMs,
+          r.gpuReps, firstMs);
 
-      // End to end from host memory.
-      call(host); // warm-up
-      times.clear();
-      for (int i = 0; i < st.e2eReps; ++i)
-      {
-        t0 = Clock::now();
-        EulerCurve c = call(host);
-        times.push_back(msSince(t0));
-        std::string why;
-        if (!sameCurve(c, r.curve, &why))
-          throw std::runtime_error("GPU curves differ between host and device input: " + why);
+        // The fixed cost of a call (allocations, small copies, launches): the
+        // same call on a 4x4(x4) image of the same type, on the device.
+        {
+          Image tiny;
+          tiny.type = img.type;
+          for (int a = 0; a < 3; ++a)
+            tiny.dims[a] = std::min<int64_t>(4, img.dims[a]);
+          const size_t tb = size_t(tiny.voxels()) * scalarTypeSize(img.type);
+          void* dTiny = nullptr;
+          (void)tb;
+#ifdef BENCH_WITH_CUDA
+          cudaCheck(cudaMalloc(&dTiny, tb), "cudaMalloc tiny");
+          cudaCheck(cudaMemcpy(dTiny, host.data, tb, cudaMemcpyHostToDevice), "upload tiny");
+#endif
+          const GridView tinyDev = GridView::contiguous(dTiny, img.type, tiny.dims[0], tiny.dims[1],
+            tiny.dims[2], MemorySpace::Device);
+          std::vector<double> ot;
+          for (int i = 0; i < 23; ++i)
+          {
+            t0 = Clock::now();
+            call(tinyDev);
+            if (i >= 3)
+              ot.push_back(msSince(t0));
+          }
+          r.overheadMs = median(ot);
+#ifdef BENCH_WITH_CUDA
+          cudaFree(dTiny);
+#endif
+          progress("  %-5s gpu call overhead (4^%d image): %.3f ms", modeName.c_str(),
+            img.view().dimension(), r.overheadMs);
+        }
+
+        // End to end from host memory.
+        call(host); // warm-up
+        times.clear();
+        for (int i = 0; i < st.e2eReps; ++i)
+        {
+          t0 = Clock::now();
+          EulerCurve c = call(host);
+          times.push_back(msSince(t0));
+          std::string why;
+          if (!sameCurve(c, r.curve, &why))
+            throw std::runtime_error("GPU curves differ between host and device input: " + why);
+        }
+        r.e2eMs = median(times);
+        r.e2eReps = static_cast<int>(times.size());
+        progress("  %-5s e2e: %.3f ms median of %d", modeName.c_str(), r.e2eMs, r.e2eReps);
       }
-      r.e2eMs = median(times);
-      r.e2eReps = static_cast<int>(times.size());
-      progress("  %-5s e2e: %.3f ms median of %d", modeName.c_str(), r.e2eMs, r.e2eReps);
+      catch (const std::exception& e)
+      {
+        gpuError = std::string("GPU ERROR: ") + e.what();
+        progress("  %-5s %s", modeName.c_str(), gpuError.c_str());
+      }
     }
 
     // CPU: timed (all modes up to a size, list mode always), else only the
@@ -780,7 +828,7 @@ void runInput(const Settings& st, Image& img, bool haveGpu, const std::string& g
       progress("  %-5s cpu: %.1f ms median of %d (%d threads)", modeName.c_str(), r.cpuMs,
         r.cpuReps, threads);
     }
-    else if (cpuAllowed && st.check && haveGpu)
+    else if (cpuAllowed && st.check && st.checkUntimed && haveGpu)
     {
       // The CPU's own thresholds for this mode (its own min/max or distinct
       // values), then the CPU histogram unless an earlier mode had them.
@@ -810,10 +858,14 @@ void runInput(const Settings& st, Image& img, bool haveGpu, const std::string& g
       haveCpuCurve = true;
       r.note = "cpu untimed (size)";
     }
+    else if (haveGpu && st.check)
+      r.note = cpuAllowed ? "no CPU check (--no-check-untimed)" : "no CPU run (--cpu-max-voxels)";
     if (!haveGpu)
       r.curve = cpuCurve;
     r.thresholdCount = static_cast<int>(r.curve.thresholds.size());
-    if (haveGpu && haveCpuCurve && st.check)
+    if (!gpuError.empty())
+      r.check = gpuError;
+    else if (haveGpu && haveCpuCurve && st.check)
     {
       std::string why;
       r.check = sameCurve(r.curve, cpuCurve, &why) ? "identical" : "MISMATCH: " + why;
@@ -826,9 +878,9 @@ void runInput(const Settings& st, Image& img, bool haveGpu, const std::string& g
     char line[512];
     const double gbps = bytes / (r.gpuMs * 1e6);
     std::snprintf(line, sizeof line,
-      "%-28s %-9s %-7s %-5s %5d %10.3f %10.2f %10.1f %8.1f %8.1f %6.1f%%  %s%s%s",
+      "%-28s %-9s %-7s %-5s %5d %10.3f %9.3f %10.2f %10.1f %8.1f %8.1f %6.1f%%  %s%s%s",
       img.name.c_str(), img.shapeString().c_str(), scalarTypeName(img.type), modeName.c_str(),
-      r.thresholdCount, r.gpuMs, r.e2eMs, r.cpuMs, gbps, bytes / (copy.ms * 1e6),
+      r.thresholdCount, r.gpuMs, r.overheadMs, r.e2eMs, r.cpuMs, gbps, bytes / (copy.ms * 1e6),
       100.0 * copy.ms / r.gpuMs, r.check.c_str(), r.note.empty() ? "" : "; ", r.note.c_str());
     tableLines.push_back(line);
   }
@@ -888,19 +940,22 @@ int main(int argc, char** argv)
       runOne(img);
     }
 
-    std::printf("\nEuler characteristic curve, V construction, sublevel; GPU: %s; CPU: %d threads\n",
+    std::printf(
+      "\nEuler characteristic curve, V construction, sublevel; GPU: %s; CPU: %d threads\n",
       gpuName.c_str(), threads);
-    std::printf("gpu = data on the device (median); e2e = from host memory; GB/s = image bytes / gpu "
-                "time;\ncopy = cudaMemcpy D2D of the same bytes (bytes read / time); %%copy = GB/s "
-                "over copy GB/s\n");
-    std::printf("%-28s %-9s %-7s %-5s %5s %10s %10s %10s %8s %8s %7s  %s\n", "input", "shape",
-      "dtype", "mode", "thr", "gpu ms", "e2e ms", "cpu ms", "GB/s", "copyGB/s", "%copy",
+    std::printf("gpu = data on the device (median); ovh = the same call on a 4^d image (fixed "
+                "cost per call);\n");
+    std::printf("e2e = from host memory; GB/s = image bytes / gpu time;\n");
+    std::printf("copy = cudaMemcpy D2D of the same bytes (bytes read / time); %%copy = GB/s over "
+                "copy GB/s\n");
+    std::printf("%-28s %-9s %-7s %-5s %5s %10s %9s %10s %10s %8s %8s %7s  %s\n", "input", "shape",
+      "dtype", "mode", "thr", "gpu ms", "ovh ms", "e2e ms", "cpu ms", "GB/s", "copyGB/s", "%copy",
       "GPU==CPU");
     for (const auto& l : table)
       std::printf("%s\n", l.c_str());
     std::fflush(stdout);
     for (const auto& l : table)
-      if (l.find("MISMATCH") != std::string::npos)
+      if (l.find("MISMATCH") != std::string::npos || l.find("GPU ERROR") != std::string::npos)
         return 2;
     return 0;
   }

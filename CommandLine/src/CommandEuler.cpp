@@ -75,8 +75,8 @@ void addEulerOptions(OptionParser& p, EulerArguments& a)
     "belongs to no sublevel or superlevel set; +-inf are ordinary values.\n\n"
     "Examples:\n"
     "  topovox euler image.npy -o curve.csv\n"
-    "  topovox euler volume.json --construction T --filtration superlevel -o curve.npy\n"
-    "  topovox euler scan.raw.gz --dims 256,256,128 --dtype uint16 --byte-order big -o -\n"
+    "  topovox euler vol.json --construction T --filtration superlevel -o c.npy\n"
+    "  topovox euler ct.raw.gz --dims 512,512 --dtype int16 --byte-order big -o -\n"
     "  topovox euler field.npy --thresholds bins --bins 100 -o curve.csv\n"
     "  topovox euler field.npy --threshold-list -1,0,0.5,1 -o curve.csv");
 }
@@ -186,8 +186,8 @@ int runEuler(const std::vector<std::string>& args)
     warn("the curve is empty: the image has no values to threshold (all NaN or infinite)");
   if (verbose)
     say(std::string("euler curve: construction ") + constructionName(options.construction) + ", " +
-      filtrationName(options.filtration) + ", " + std::to_string(curve.thresholds.size()) + " " +
-      thresholdModeName(mode) + " thresholds, " + std::to_string(curve.dimension) +
+      filtrationName(options.filtration) + ", " + std::to_string(curve.thresholds.size()) +
+      " thresholds (" + thresholdModeName(mode) + "), " + std::to_string(curve.dimension) +
       "D complex, on " + describeDevice(curve.device, options.threads) + ": " +
       seconds(watch.seconds()));
 

@@ -91,7 +91,13 @@ size_t InputFile::read(void* buffer, size_t n)
         throw Error(path_ + ": the gzip stream is truncated (it ends after " +
           std::to_string(consumed_) + " uncompressed bytes)");
       if (code != Z_OK)
-        throw Error(path_ + ": corrupt gzip data (" + (message ? message : "unknown error") + ")");
+      {
+        // zlib's message starts with the path again: drop it.
+        std::string why = message ? message : "unknown error";
+        if (why.compare(0, path_.size() + 2, path_ + ": ") == 0)
+          why = why.substr(path_.size() + 2);
+        throw Error(path_ + ": corrupt gzip data (" + why + ")");
+      }
       if (got <= 0 || gzeof(f))
         break; // the end of the data
     }

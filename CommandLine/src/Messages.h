@@ -10,7 +10,8 @@ namespace cli
 {
 
 // Newlines (and other control characters) become "; " or spaces, so that
-// a message of several parts stays on one line.
+// a message of several parts stays on one line; bytes that are not UTF-8
+// (quoted from a damaged file) become \xNN.
 std::string oneLine(const std::string& text);
 
 // "topovox: warning: ..." for each line of `text` (kernels join several

@@ -208,9 +208,10 @@ private:
 // empty string on success, else the reason.
 std::string parseDescr(const std::string& descr, ScalarType& type, bool& bigEndian)
 {
-  if (descr.size() < 3)
-    return "unsupported dtype '" + descr + "'";
-  const char order = descr[0];
+  const std::string unsupported = "unsupported dtype '" + descr + "'";
+  const std::string supported =
+    "; topovox reads int8..int64, uint8..uint64, float32, float64 and bool";
+  const char order = descr.empty() ? '?' : descr[0];
   if (order == '<')
     bigEndian = false;
   else if (order == '>')
@@ -218,7 +219,7 @@ std::string parseDescr(const std::string& descr, ScalarType& type, bool& bigEndi
   else if (order == '|' || order == '=')
     bigEndian = !hostIsLittleEndian();
   else
-    return "unsupported dtype '" + descr + "'";
+    return unsupported + supported;
   const std::string code = descr.substr(1);
   struct Code
   {
@@ -238,10 +239,9 @@ std::string parseDescr(const std::string& descr, ScalarType& type, bool& bigEndi
   std::string hint;
   if (code == "f2")
     hint = " (float16: convert with .astype(numpy.float32))";
-  else if (code[0] == 'c')
+  else if (!code.empty() && code[0] == 'c')
     hint = " (complex numbers have no order)";
-  return "unsupported dtype '" + descr + "'" + hint +
-    "; topovox reads int8..int64, uint8..uint64, float32, float64 and bool";
+  return unsupported + hint + supported;
 }
 
 std::string shapeText(const std::vector<int64_t>& shape)
@@ -352,12 +352,24 @@ Image readNpy(const std::string& path)
   const std::string shapeDesc = "shape " + shapeText(dims) + " " + scalarTypeName(type);
   if (!fortran->flag)
     dims = std::vector<int64_t>(dims.rbegin(), dims.rend());
-  const int64_t need = imageByteCount(dims, type, path);
+  int64_t need = 0;
+  try
+  {
+    need = imageByteCount(dims, type, path);
+  }
+  catch (const Error&)
+  {
+    throw Error(path + ": " + shapeDesc + " describes an impossibly large array");
+  }
 
-  if (!file.compressed() && file.diskSize() >= 0 && file.diskSize() - dataOffset != need)
-    throw Error(path + ": the array data has " + std::to_string(file.diskSize() - dataOffset) +
-      " bytes but " + shapeDesc + " needs " + std::to_string(need) +
-      (file.diskSize() - dataOffset < need ? " (truncated file)" : ""));
+  // An uncompressed file's size is known before reading the data.
+  const int64_t onDisk = file.compressed() ? -1 : file.diskSize() - dataOffset;
+  if (file.diskSize() >= 0 && onDisk >= 0 && onDisk < need)
+    throw Error(path + ": the array data has " + std::to_string(onDisk) + " bytes but " +
+      shapeDesc + " needs " + std::to_string(need) + " (truncated file)");
+  if (file.diskSize() >= 0 && onDisk > need)
+    throw Error(path + ": " + std::to_string(onDisk - need) +
+      " unexpected bytes after the array data");
   Image image;
   image.bytes = file.readUpTo(need);
   const int64_t got = static_cast<int64_t>(image.bytes.size());

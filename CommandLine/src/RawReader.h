@@ -20,6 +20,7 @@ struct RawLayout
   ScalarType type = ScalarType::UInt8;
   bool bigEndian = false;
   std::vector<double> spacing; // empty, or one per axis
+  std::string describedBy;     // the sidecar, if any (for error messages)
 };
 
 // Throws Error naming the file and the reason.

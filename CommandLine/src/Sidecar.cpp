@@ -74,6 +74,7 @@ Sidecar readSidecar(const std::string& jsonPath)
     throw Error(bad + "a sidecar is a JSON object");
 
   Sidecar out;
+  out.layout.describedBy = jsonPath;
   const JsonValue* dims = doc.find("dims");
   if (!dims || dims->kind != JsonValue::Array || dims->items.empty() || dims->items.size() > 3)
     throw Error(bad + "\"dims\" must be an array of 1 to 3 axis lengths");
