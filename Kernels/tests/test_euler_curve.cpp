@@ -218,6 +218,40 @@ void checkLarge(std::mt19937_64& rng, int64_t nx, int64_t ny, int64_t nz, int le
     v, nx, ny, nz, Device::GPU, false);
 }
 
+// 64-bit integers that doubles cannot hold: Exact mode must still give each
+// distinct value its own threshold and count every voxel, and thresholds at
+// the ends of the type's range must keep their meaning.
+void checkHugeIntegers(Device device)
+{
+  const int64_t big = int64_t(1) << 53;
+  const std::vector<int64_t> v = { big, big + 1, big + 1, 5 };
+  for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
+  {
+    EulerCurveOptions o;
+    o.filtration = f;
+    o.thresholdMode = ThresholdMode::Exact;
+    o.device = device;
+    const EulerCurve c = computeEulerCurve(GridView::contiguous(v.data(), ScalarType::Int64, 4), o);
+    expect(c.cells.size() == 3, "int64 beyond 2^53: three distinct values, three thresholds");
+    expect(!c.cells.empty() && c.cells.back()[0] == 4 && c.cells.back()[1] == 3,
+      "int64 beyond 2^53: every voxel and edge counted");
+  }
+  const std::vector<int64_t> w = { std::numeric_limits<int64_t>::max(), 0 };
+  EulerCurveOptions o;
+  o.filtration = Filtration::Superlevel;
+  o.thresholdMode = ThresholdMode::List;
+  o.thresholds = { 9223372036854775808.0 /* 2^63 */, 0 };
+  o.device = device;
+  const EulerCurve c = computeEulerCurve(GridView::contiguous(w.data(), ScalarType::Int64, 2), o);
+  expect(c.cells.size() == 2 && c.cells[0][0] == 0 && c.cells[1][0] == 2,
+    "int64 superlevel threshold 2^63 holds no voxel (the max is 2^63 - 1)");
+  const std::vector<uint64_t> u = { std::numeric_limits<uint64_t>::max(), 1 };
+  o.thresholds = { 18446744073709551616.0 /* 2^64 */, 1 };
+  const EulerCurve cu = computeEulerCurve(GridView::contiguous(u.data(), ScalarType::UInt64, 2), o);
+  expect(cu.cells.size() == 2 && cu.cells[0][0] == 0 && cu.cells[1][0] == 2,
+    "uint64 superlevel threshold 2^64 holds no voxel");
+}
+
 void checkBadInput()
 {
   std::vector<float> v(8, 1.0f);
@@ -289,6 +323,7 @@ int main(int argc, char** argv)
   checkSpecialFloats<float>(rng, device);
   checkSpecialFloats<double>(rng, device);
   checkBadInput();
+  checkHugeIntegers(device);
   if (device == Device::GPU)
   {
     checkLarge<uint8_t>(rng, 131, 67, 35, 256);

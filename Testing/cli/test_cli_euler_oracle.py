@@ -339,7 +339,7 @@ def part_synthetic(ck, data_dir):
             levels = np.unique([info.min, info.min + 1, 0, 1, 2, info.max - 1, info.max])
         else:
             # 64-bit: values a double holds exactly, up to the largest such
-            # (see part_known_issues for the others).
+            # (see part_huge_integers for the others).
             levels = np.array([-2**63, -2**53, 0, 1, 2, 2**53] if code == "i8"
                               else [0, 1, 2, 2**53, 2**63, 2**64 - 2**11], dtype=object)
         for order, byteorder in (("C", "<"), ("F", "<"), ("C", ">"), ("F", ">")):
@@ -446,27 +446,22 @@ def part_default_device(ck):
     ck.device = "cpu"
 
 
-# --- known kernel issues ------------------------------------------------------
+# --- 64-bit integers beyond a double's precision ------------------------------
 
-def part_known_issues(ck):
-    """64-bit integers that a double cannot hold. The kernels pass Exact
-    thresholds through doubles, so distinct values 2^53 and 2^53 + 1 share a
-    threshold and the voxels of 2^53 + 1 are never counted; and a superlevel
-    threshold of exactly 2^63 (2^64 for uint64), which no value reaches, is
-    read as the type's maximum (NativeThresholds.h compares with double(max),
-    which rounds up to 2^63). Reported as KNOWN, not as failures, until the
-    kernels change; an UNEXPECTED PASS then says this probe can move into
-    part_synthetic."""
+def part_huge_integers(ck):
+    """64-bit integers that a double cannot hold: Exact mode must keep 2^53
+    and 2^53 + 1 apart and count every voxel, and a superlevel threshold of
+    exactly 2^63 (2^64 for uint64), which no value reaches, must select
+    nothing (the type's maximum is one less)."""
     cases = [
         ("int64 2^53+1", np.array([[2**53, 2**53 + 1, 2**53 + 1, 5]], dtype=np.int64)),
         ("int64 top", np.array([[2**63 - 1, 2**63 - 2, 7, 2**63 - 1]], dtype=np.int64)),
         ("uint64 top", np.array([[2**64 - 1, 2**64 - 2, 7, 2**64 - 1]], dtype=np.uint64)),
     ]
-    known = passed = 0
     for name, image in cases:
         for filtration in ("sublevel", "superlevel"):
             superlevel = filtration == "superlevel"
-            w = f"known issue: {name} exact {filtration}"
+            w = f"{name} exact {filtration}"
             curve = curve_of(ck, w, image, ["--thresholds", "exact"], "V", filtration)
             if curve is None:
                 continue
@@ -479,25 +474,15 @@ def part_known_issues(ck):
                                              else image <= image.dtype.type(v))) for v in values]
             ok = len(curve) == len(values) and list(curve[:, 1]) == expected and \
                 list(curve[:, 2]) == vertices
-            known += not ok
-            passed += ok
-            if not ok:
-                print(f"KNOWN: {w}: vertices per row {curve[:, 2].astype(int).tolist()}, "
-                      f"exact {vertices}")
+            ck.expect(ok, f"{w}: vertices per row {curve[:, 2].astype(int).tolist()}, "
+                          f"exact {vertices}")
     # A superlevel threshold beyond every value must select nothing.
     for name, image, t in (("int64", np.array([[2**63 - 1, 3]], dtype=np.int64), "9223372036854775808"),
                            ("uint64", np.array([[2**64 - 1, 3]], dtype=np.uint64), "18446744073709551616")):
-        w = f"known issue: {name} superlevel list {t}"
+        w = f"{name} superlevel list {t}"
         curve = curve_of(ck, w, image, ["--threshold-list", t], "V", "superlevel")
-        ok = curve is not None and curve[0, 2] == 0
-        known += not ok
-        passed += ok
-        if not ok and curve is not None:
-            print(f"KNOWN: {w}: {int(curve[0, 2])} voxels counted, none are >= {t}")
-    if passed:
-        print(f"UNEXPECTED PASS: {passed} known-issue probes now pass; move them into "
-              "part_synthetic")
-    print(f"{known} known kernel issues (64-bit integers beyond 2^53)")
+        ck.expect(curve is not None and curve[0, 2] == 0,
+                  f"{w}: no voxel is >= {t}")
 
 
 # --- the real data --------------------------------------------------------
@@ -571,7 +556,7 @@ def main():
         ck = Checker(os.path.abspath(args.topovox), workdir)
         if args.part in ("synthetic", "all"):
             part_synthetic(ck, args.data)
-            part_known_issues(ck)
+            part_huge_integers(ck)
             part_default_device(ck)
         if args.part in ("data", "all"):
             part_data(ck, args.data)

@@ -32,7 +32,10 @@ struct HistogramRequest
 unsigned activeAxes(const GridView& grid);
 
 void histogramCPU(const HistogramRequest& request, std::vector<int64_t>& hist);
-void distinctCPU(const GridView& grid, const Box& owned, int threads, std::vector<double>& out);
+// Sorted distinct non-NaN values; `native`, when given, receives them in the
+// image's own type too (raw bytes), for 64-bit integers that doubles round.
+void distinctCPU(const GridView& grid, const Box& owned, int threads, std::vector<double>& out,
+  std::vector<unsigned char>* native = nullptr);
 ValueSummary summarizeCPU(const GridView& grid, const Box& owned, int threads);
 
 #ifdef TOPOVOX_WITH_CUDA
@@ -43,7 +46,8 @@ std::shared_ptr<void> uploadGrid(const GridView& host, GridView& deviceView);
 // Throw std::runtime_error on any CUDA failure (out of memory included) so
 // that the caller can fall back to the CPU.
 void histogramGPU(const HistogramRequest& request, std::vector<int64_t>& hist);
-void distinctGPU(const GridView& grid, const Box& owned, std::vector<double>& out);
+void distinctGPU(const GridView& grid, const Box& owned, std::vector<double>& out,
+  std::vector<unsigned char>* native = nullptr);
 ValueSummary summarizeGPU(const GridView& grid, const Box& owned);
 #endif
 }

@@ -189,8 +189,14 @@ std::vector<double> resolveThresholds(const EulerCurveOptions& options, ScalarTy
   return t;
 }
 
-EulerHistogram eulerHistogram(const GridView& grid, const EulerCurveOptions& options,
-  const std::vector<double>& thresholds, Device* usedDevice, std::string* warnings)
+namespace
+{
+// eulerHistogram, optionally with the thresholds already in the image's type
+// (`native`, raw bytes in ascending order: Exact mode), which doubles could
+// round for 64-bit integers.
+EulerHistogram histogramImpl(const GridView& grid, const EulerCurveOptions& options,
+  const std::vector<double>& thresholds, const std::vector<unsigned char>* native,
+  Device* usedDevice, std::string* warnings)
 {
   checkGrid(grid);
   const Box owned = ownedBox(grid, options.owned);
@@ -210,11 +216,20 @@ EulerHistogram eulerHistogram(const GridView& grid, const EulerCurveOptions& opt
 
   dispatchScalarType(grid.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const auto native =
-      euler::toNative<T>(thresholds, options.filtration == Filtration::Superlevel);
-    rq.thresholds = native.values.data();
-    rq.count = static_cast<int>(native.values.size());
-    rq.skipped = native.skipped;
+    const bool super = options.filtration == Filtration::Superlevel;
+    euler::NativeThresholds<T> converted;
+    if (native && !native->empty())
+    {
+      const T* first = reinterpret_cast<const T*>(native->data());
+      converted.values.assign(first, first + native->size() / sizeof(T));
+      if (super)
+        std::reverse(converted.values.begin(), converted.values.end());
+    }
+    else
+      converted = euler::toNative<T>(thresholds, super);
+    rq.thresholds = converted.values.data();
+    rq.count = static_cast<int>(converted.values.size());
+    rq.skipped = converted.skipped;
 #ifdef TOPOVOX_WITH_CUDA
     if (device == Device::GPU)
     {
@@ -244,6 +259,14 @@ EulerHistogram eulerHistogram(const GridView& grid, const EulerCurveOptions& opt
   if (warnings && !warn.empty())
     *warnings += (warnings->empty() ? "" : "\n") + warn;
   return out;
+}
+
+} // namespace
+
+EulerHistogram eulerHistogram(const GridView& grid, const EulerCurveOptions& options,
+  const std::vector<double>& thresholds, Device* usedDevice, std::string* warnings)
+{
+  return histogramImpl(grid, options, thresholds, nullptr, usedDevice, warnings);
 }
 
 EulerCurve accumulateHistogram(const EulerHistogram& h, int dimension)
@@ -281,13 +304,14 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
   auto run = [&](const GridView& g, Device d, std::string& notes) {
     ValueSummary summary;
     std::vector<double> distinct;
+    std::vector<unsigned char> native; // Exact mode: the values in their own type
     if (d == Device::CPU)
     {
       requireHost(g);
       if (mode == ThresholdMode::Bins)
         summary = euler::summarizeCPU(g, owned, threads);
       else if (mode == ThresholdMode::Exact)
-        euler::distinctCPU(g, owned, threads, distinct);
+        euler::distinctCPU(g, owned, threads, distinct, &native);
     }
 #ifdef TOPOVOX_WITH_CUDA
     else
@@ -295,13 +319,14 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
       if (mode == ThresholdMode::Bins)
         summary = euler::summarizeGPU(g, owned);
       else if (mode == ThresholdMode::Exact)
-        euler::distinctGPU(g, owned, distinct);
+        euler::distinctGPU(g, owned, distinct, &native);
     }
 #endif
     resolved.device = d;
     const std::vector<double> thresholds = resolveThresholds(resolved, g.type, summary, distinct);
     Device used = Device::CPU;
-    const EulerHistogram h = eulerHistogram(g, resolved, thresholds, &used, &notes);
+    const EulerHistogram h = histogramImpl(
+      g, resolved, thresholds, mode == ThresholdMode::Exact ? &native : nullptr, &used, &notes);
     EulerCurve c = accumulateHistogram(h, g.dimension());
     c.device = used;
     return c;

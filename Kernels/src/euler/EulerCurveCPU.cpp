@@ -162,7 +162,8 @@ void histogramCPU(const HistogramRequest& rq, std::vector<int64_t>& hist)
   });
 }
 
-void distinctCPU(const GridView& g, const Box& ob, int threads, std::vector<double>& out)
+void distinctCPU(const GridView& g, const Box& ob, int threads, std::vector<double>& out,
+  std::vector<unsigned char>* native)
 {
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -185,6 +186,9 @@ void distinctCPU(const GridView& g, const Box& ob, int threads, std::vector<doub
       std::vector<T>().swap(p);
     }
     out.assign(merged.begin(), merged.end());
+    if (native)
+      native->assign(reinterpret_cast<const unsigned char*>(merged.data()),
+        reinterpret_cast<const unsigned char*>(merged.data() + merged.size()));
   });
 }
 

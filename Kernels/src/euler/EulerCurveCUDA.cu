@@ -532,7 +532,8 @@ ValueSummary summarizeGPU(const GridView& g, const Box& box)
   });
 }
 
-void distinctGPU(const GridView& g, const Box& box, std::vector<double>& out)
+void distinctGPU(const GridView& g, const Box& box, std::vector<double>& out,
+  std::vector<unsigned char>* native)
 {
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -550,11 +551,14 @@ void distinctGPU(const GridView& g, const Box& box, std::vector<double>& out)
       check(cudaGetLastError(), "distinct values");
       std::vector<uint8_t> host(kValues);
       check(cudaMemcpy(host.data(), flags.ptr, kValues, cudaMemcpyDeviceToHost), "copy flags");
-      out.clear();
+      std::vector<T> present;
       for (int k = 0; k < kValues; ++k) // keys ascend with the values
         if (host[k])
-          out.push_back(static_cast<double>(static_cast<T>(
-            std::is_signed<T>::value ? k - kValues / 2 : k)));
+          present.push_back(static_cast<T>(std::is_signed<T>::value ? k - kValues / 2 : k));
+      out.assign(present.begin(), present.end());
+      if (native)
+        native->assign(reinterpret_cast<const unsigned char*>(present.data()),
+          reinterpret_cast<const unsigned char*>(present.data() + present.size()));
     }
     else
     {
@@ -569,6 +573,9 @@ void distinctGPU(const GridView& g, const Box& box, std::vector<double>& out)
       thrust::copy(values.begin(), end, host.begin());
       check(cudaGetLastError(), "distinct values");
       out.assign(host.begin(), host.end());
+      if (native)
+        native->assign(reinterpret_cast<const unsigned char*>(host.data()),
+          reinterpret_cast<const unsigned char*>(host.data() + host.size()));
     }
   });
 }

@@ -39,22 +39,18 @@ NativeThresholds<T> toNative(const std::vector<double>& thresholds, bool superle
     }
     else
     {
-      const double lowest = static_cast<double>(std::numeric_limits<T>::lowest());
-      const double highest = static_cast<double>(std::numeric_limits<T>::max());
+      // 2^digits is one past the type's max and exact in a double (the max
+      // itself is not, for 64-bit types); r is integral, so r > max is r >= it.
+      const double pastMax = std::ldexp(1.0, std::numeric_limits<T>::digits);
+      const double lowest = std::is_signed<T>::value ? -pastMax : 0.0;
       const double r = superlevel ? std::ceil(t) : std::floor(t);
-      if (!superlevel && r < lowest)
-      {
-        ++out.skipped;
-        continue;
-      }
-      if (superlevel && r > highest)
+      if ((!superlevel && r < lowest) || (superlevel && r >= pastMax))
       {
         ++out.skipped;
         continue;
       }
       // Clamping keeps the meaning: every value is <= max and >= lowest.
-      // (highest as a double may round up past the type's max: compare with >=.)
-      if (r >= highest)
+      if (r >= pastMax)
         out.values.push_back(std::numeric_limits<T>::max());
       else if (r <= lowest)
         out.values.push_back(std::numeric_limits<T>::lowest());
