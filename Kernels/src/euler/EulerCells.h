@@ -134,6 +134,29 @@ TV_HD bool precedes(T q, T v, int bit)
   return q == v && bit < kCenterBit;
 }
 
+// precedes() for a voxel value v that is not NaN and a neighbour bit B known
+// at compile time: a NaN q compares false, so it never precedes, as required.
+template <bool Superlevel, int B, typename T>
+TV_HD bool precedesNumber(T q, T v)
+{
+  if constexpr (B < kCenterBit)
+    return Superlevel ? (q >= v) : (q <= v);
+  else
+    return Superlevel ? (q > v) : (q < v);
+}
+
+// The mask of the 26 neighbours of p that precede it, for a voxel whose
+// every neighbour exists (no bounds checks, no data-dependent branches).
+template <bool Superlevel, typename T, int... B>
+TV_HD uint32_t interiorPrecedingMask(
+  const T* p, const int64_t* offset, T v, std::integer_sequence<int, B...>)
+{
+  uint32_t mask = 0;
+  ((mask |= (B != kCenterBit && precedesNumber<Superlevel, B>(p[offset[B]], v)) ? (1u << B) : 0u),
+    ...);
+  return mask;
+}
+
 // Per-choice constants, as types, so that every mask below is an immediate
 // operand after inlining (a constexpr function called in a loop is not
 // guaranteed to be folded by nvcc).
@@ -212,6 +235,37 @@ TV_HD int thresholdBin(T v, const T* t, int n)
       lo = mid + 1;
   }
   return lo;
+}
+
+// thresholdBin, started from a guess (e.g. by linear interpolation): one step
+// either way is checked directly, a worse guess falls back to the binary
+// search on the side where the answer lies. Exact whatever the guess.
+template <bool Superlevel, typename T>
+TV_HD int thresholdBinFrom(T v, const T* t, int n, int guess)
+{
+  auto reached = [&](int j) { return Superlevel ? (t[j] <= v) : (v <= t[j]); };
+  int j = guess < 0 ? 0 : (guess > n ? n : guess);
+  if (j > 0 && reached(j - 1))
+  {
+    --j;
+    if (j > 0 && reached(j - 1))
+      j = thresholdBin<Superlevel>(v, t, j - 1);
+  }
+  else if (j < n && !reached(j))
+  {
+    ++j;
+    if (j < n && !reached(j))
+      j = j + 1 + thresholdBin<Superlevel>(v, t + j + 1, n - j - 1);
+  }
+  return j;
+}
+
+// The bin a value would have if the thresholds were evenly spaced from
+// `origin` with `scale` bins per unit (scale 0: no guess, returns 0).
+TV_HD int guessBin(double value, double origin, double scale, int n)
+{
+  const double g = (value - origin) * scale;
+  return g > 0 ? (g < n ? static_cast<int>(std::ceil(g)) : n) : 0;
 }
 
 } // namespace euler

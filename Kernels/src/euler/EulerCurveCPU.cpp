@@ -66,6 +66,18 @@ void histogramTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
       for (int hi = 0; hi < 2; ++hi)
         axisMask[a][lo][hi] = axisNeighbourMask(a, lo, hi);
 
+  // A linear guess of each voxel's bin, made exact by thresholdBinFrom:
+  // a binary search per voxel costs mispredicted branches.
+  double origin = 0, scale = 0;
+  if (rq.count >= 2)
+  {
+    origin = static_cast<double>(thr[0]);
+    const double span = static_cast<double>(thr[rq.count - 1]) - origin;
+    scale = span != 0 && std::isfinite(span) ? (rq.count - 1) / span : 0;
+  }
+  constexpr uint32_t kAllNeighbours = ((1u << 27) - 1) & ~(1u << kCenterBit);
+  constexpr auto kNeighbourBits = std::make_integer_sequence<int, 27>{};
+
   const int64_t rowsY = ob.hi[1] - ob.lo[1];
   const int64_t rows = rowsY * (ob.hi[2] - ob.lo[2]);
   const bool replicate = nBins <= kMaxReplicatedBins;
@@ -99,11 +111,16 @@ void histogramTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
           continue; // a NaN voxel's cells are in no set
         const uint32_t valid = yz & axisMask[0][x > 0][x + 1 < g.dims[0]];
         uint32_t preceding = 0;
-        for (int b = 0; b < 27; ++b)
-          if (((valid >> b) & 1u) && precedes<Super>(p[offset[b]], v, b))
-            preceding |= 1u << b;
+        if (valid == kAllNeighbours)
+          preceding = interiorPrecedingMask<Super>(p, offset, v, kNeighbourBits);
+        else
+          for (int b = 0; b < 27; ++b)
+            if (((valid >> b) & 1u) && precedes<Super>(p[offset[b]], v, b))
+              preceding |= 1u << b;
         const uint32_t packed = ownedCellCounts<TC>(preceding, axes);
-        const int64_t bin = rq.skipped + thresholdBin<Super>(v, thr, rq.count);
+        const int64_t bin = rq.skipped +
+          thresholdBinFrom<Super>(v, thr, rq.count,
+            guessBin(static_cast<double>(v), origin, scale, rq.count));
         int64_t* hb = h + bin * 4;
         for (int k = 0; k < 4; ++k)
         {

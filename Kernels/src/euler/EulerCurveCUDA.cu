@@ -84,28 +84,13 @@ struct KernelGrid
 };
 
 // The threshold bin of key v among `count` ascending threshold keys: a guess
-// by linear interpolation (exact for uniform thresholds up to rounding), made
-// exact by comparing keys, with a binary search when the guess is off by more
-// than one.
+// by linear interpolation in value space, made exact by comparing keys.
 template <typename T, bool Super>
 __device__ __forceinline__ int findBin(
   KeyOf<T> v, const KeyOf<T>* thr, int count, double origin, double scale)
 {
-  const double guess = (keyValue<T, Super>(v) - origin) * scale;
-  int j = guess > 0 ? (guess < count ? static_cast<int>(ceil(guess)) : count) : 0;
-  if (j > 0 && v <= thr[j - 1])
-  {
-    --j;
-    if (j > 0 && v <= thr[j - 1])
-      j = thresholdBin<false>(v, thr, j - 1);
-  }
-  else if (j < count && v > thr[j])
-  {
-    ++j;
-    if (j < count && v > thr[j])
-      j = j + 1 + thresholdBin<false>(v, thr + j + 1, count - j - 1);
-  }
-  return j;
+  return thresholdBinFrom<false>(
+    v, thr, count, guessBin(keyValue<T, Super>(v), origin, scale, count));
 }
 
 template <typename T, bool Super, bool TC, bool SharedHist>
