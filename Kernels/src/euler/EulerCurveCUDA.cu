@@ -94,7 +94,12 @@ __device__ __forceinline__ int findBin(
 }
 
 template <typename T, bool Super, bool TC, bool SharedHist>
-__global__ void __launch_bounds__(kTileX* kTileY)
+// Eight resident blocks per SM (32 registers a thread) measured 10-20% faster
+// on an H200 than the compiler's own choice (64 registers, 4 blocks).
+#ifndef TOPOVOX_EULER_MIN_BLOCKS
+#define TOPOVOX_EULER_MIN_BLOCKS 8
+#endif
+__global__ void __launch_bounds__(kTileX* kTileY, TOPOVOX_EULER_MIN_BLOCKS)
   eulerKernel(const T* __restrict__ data, KernelGrid g, const KeyOf<T>* __restrict__ thresholds,
     int count, int skipped, unsigned axes, unsigned long long* __restrict__ hist, int tilesX,
     int tilesY, int64_t tasks, double guessOrigin, double guessScale)
