@@ -1,0 +1,77 @@
+// Persistence.h - persistent homology of the cubical complex of an image.
+//
+// Complex, filtration and NaN rule are those of EulerCurve.h: V construction
+// (voxels are vertices, a cube takes the max of its vertices) or T (voxels are
+// top cubes, a face takes the min of the cubes containing it); sublevel or
+// superlevel; NaN voxels are absent (V: every cell touching one is absent;
+// T: a cell is absent when every cube containing it is NaN). Coefficients
+// are Z/2.
+//
+// A pair (dimension k, birth b, death d): a k-dimensional class is born when
+// the filtration reaches b and dies at d. Pairs with b == d are not reported.
+// Classes that never die are essential (death = +inf for sublevel, -inf for
+// superlevel). In a superlevel filtration b > d: it is the sublevel
+// filtration of -image, reported in the image's own values, which is how
+// CubicalRipser users compare (computePH(-image), then negate).
+//
+// The reported voxels: birthVoxel attains the value of the cell that creates
+// the class, deathVoxel that of the cell that kills it, so that
+// image[birthVoxel] == birth and image[deathVoxel] == death always hold.
+// Among voxels of equal value the tie-break is the filtration order below.
+//
+// Filtration order (the tie-break rule): cells by value, then by dimension
+// (faces before cofaces), then by the index of the cell on the doubled grid
+// (x fastest). It is compatible with the face relation, so the diagram is
+// that of the image; other compatible orders (CubicalRipser's) give the same
+// multiset of (dimension, birth, death).
+#pragma once
+
+#include "topovox/Device.h"
+#include "topovox/EulerCurve.h"
+#include "topovox/Grid.h"
+#include "topovox/Progress.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace topovox
+{
+
+struct PersistenceOptions
+{
+  Construction construction = Construction::V;
+  Filtration filtration = Filtration::Sublevel;
+  int maxDimension = 3;        // report pairs of dimension <= this
+  double minPersistence = 0.0; // report pairs with |death - birth| > this
+  Device device = Device::Auto;
+  int threads = 0;
+  ProgressCallback progress;
+};
+
+struct PersistencePair
+{
+  int dimension = 0;
+  double birth = 0, death = 0;
+  bool essential = false;
+  int64_t birthVoxel[3] = { 0, 0, 0 };
+  int64_t deathVoxel[3] = { -1, -1, -1 }; // -1 for essential classes
+  double persistence() const;            // |death - birth|, +inf if essential
+};
+
+struct PersistenceDiagram
+{
+  std::vector<PersistencePair> pairs; // by dimension, then birth, then death
+  int dimension = 0;                  // of the complex
+  Device device = Device::CPU;
+  std::string warnings;
+  std::string timings; // one "stage: seconds" line per stage
+};
+
+// The reference engine: every cell of the complex, the full boundary matrix
+// in filtration order, reduced by PHAT (twist reduction). Exact, simple and
+// memory hungry (about 100 bytes a voxel in 3D): the oracle of the tests and
+// the engine for small images. Throws std::invalid_argument on bad input.
+PersistenceDiagram computePersistenceReference(const GridView& grid, const PersistenceOptions& options);
+
+} // namespace topovox
