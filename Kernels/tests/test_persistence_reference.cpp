@@ -10,6 +10,7 @@
 #include "topovox/EulerCurve.h"
 #include "topovox/Persistence.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -44,13 +45,42 @@ void checkImage(const std::string& name, const std::vector<T>& v, ScalarType typ
       po.construction = c;
       po.filtration = f;
       const PersistenceDiagram d = computePersistenceReference(g, po);
+      // The Morse engine must give the same multiset of pairs (both engines
+      // sort pairs the same way), and voxels holding the reported values.
+      const PersistenceDiagram m = computePersistence(g, po);
+      bool same = m.pairs.size() == d.pairs.size();
+      for (size_t k = 0; same && k < d.pairs.size(); ++k)
+        same = m.pairs[k].dimension == d.pairs[k].dimension &&
+          m.pairs[k].birth == d.pairs[k].birth && m.pairs[k].death == d.pairs[k].death &&
+          m.pairs[k].essential == d.pairs[k].essential;
+      if (!same)
+      {
+        std::printf("  %s: reference %zu pairs, Morse %zu pairs\n", what.c_str(), d.pairs.size(),
+          m.pairs.size());
+        for (size_t k = 0; k < std::max(d.pairs.size(), m.pairs.size()) && k < 12; ++k)
+        {
+          if (k < d.pairs.size())
+            std::printf("    ref  %d %g %g\n", d.pairs[k].dimension, d.pairs[k].birth, d.pairs[k].death);
+          if (k < m.pairs.size())
+            std::printf("    mrs  %d %g %g\n", m.pairs[k].dimension, m.pairs[k].birth, m.pairs[k].death);
+        }
+      }
+      expect(same, what + ": Morse engine equals the reference engine");
+      for (const auto& p : m.pairs)
+      {
+        const double b = static_cast<double>(v[p.birthVoxel[0] + nx * (p.birthVoxel[1] + ny * p.birthVoxel[2])]);
+        const double e = p.essential ? p.death
+                                     : static_cast<double>(v[p.deathVoxel[0] + nx * (p.deathVoxel[1] + ny * p.deathVoxel[2])]);
+        same = same && b == p.birth && e == p.death;
+      }
+      expect(same, what + ": Morse engine voxels hold the values");
       EulerCurveOptions eo;
       eo.construction = c;
       eo.filtration = f;
       eo.thresholdMode = ThresholdMode::Exact;
       eo.device = Device::CPU;
       const EulerCurve curve = computeEulerCurve(g, eo);
-      bool same = true;
+      same = true;
       for (size_t j = 0; j < curve.thresholds.size() && same; ++j)
       {
         const double t = curve.thresholds[j];

@@ -68,6 +68,14 @@ struct PersistenceDiagram
   std::string timings; // one "stage: seconds" line per stage
 };
 
+// The discrete Morse engine: a discrete gradient built voxel by voxel (each
+// voxel matches the cells it owns, as in Robins, Wood and Sheppard's
+// lower-star algorithm), the Morse boundary of every critical cell by the
+// parity of V-paths, and PHAT's reduction of the Morse boundary matrix.
+// CPU only in this version (a GPU request warns). Exact; tested against the
+// reference engine below, CubicalRipser and GUDHI.
+PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
+
 // The reference engine: every cell of the complex, the full boundary matrix
 // in filtration order, reduced by PHAT (twist reduction). Exact, simple and
 // memory hungry (about 100 bytes a voxel in 3D): the oracle of the tests and

@@ -1,0 +1,266 @@
+// MorsePersistence.cpp - persistence through the Morse complex: the discrete
+// gradient (MorseGradient.cpp), the Morse boundary of every critical cell by
+// the parity of V-paths, and PHAT's reduction of the (much smaller) Morse
+// boundary matrix.
+//
+// Morse boundary of a critical k-cell c: start from the chain of its faces;
+// repeatedly take the largest cell of the chain (in the order below): a
+// critical cell stays in the result; a cell paired with a coface is replaced
+// by the other faces of that coface (the V-path goes on); a cell paired with
+// a face drops out. Coefficients are Z/2, so a cell reached an even number of
+// times cancels: the count of V-paths is never enumerated, only its parity.
+// The order - owner voxel first (value, then index), then the step at which
+// the cell was matched within its group - strictly decreases along every
+// V-path, so each cell is taken at most once.
+#include "topovox/Persistence.h"
+
+#include "MorseGradient.h"
+
+#include "../common/ScalarDispatch.h"
+
+#include <phat/algorithms/twist_reduction.h>
+#include <phat/compute_persistence_pairs.h>
+#include <phat/representations/default_representations.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+
+namespace topovox
+{
+namespace
+{
+using Clock = std::chrono::steady_clock;
+
+// The image in filtration orientation, as doubles, NaN kept.
+std::vector<double> orientedValues(const GridView& g, bool super)
+{
+  std::vector<double> out(static_cast<size_t>(g.voxelCount()));
+  dispatchScalarType(g.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* d = static_cast<const T*>(g.data);
+    size_t i = 0;
+    for (int64_t z = 0; z < g.dims[2]; ++z)
+      for (int64_t y = 0; y < g.dims[1]; ++y)
+        for (int64_t x = 0; x < g.dims[0]; ++x)
+        {
+          const double v = static_cast<double>(d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]]);
+          out[i++] = super ? -v : v;
+        }
+  });
+  return out;
+}
+
+void coordinatesOf(const GridView& g, int64_t voxel, int64_t out[3])
+{
+  out[0] = voxel % g.dims[0];
+  out[1] = (voxel / g.dims[0]) % g.dims[1];
+  out[2] = voxel / (g.dims[0] * g.dims[1]);
+}
+} // namespace
+
+PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options)
+{
+  const std::string why = validateGrid(grid);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  if (grid.memory != MemorySpace::Host)
+    throw std::invalid_argument("the persistence engine needs the image in host memory");
+  if (options.maxDimension < 0)
+    throw std::invalid_argument("the maximum dimension must be at least 0");
+  if (!(options.minPersistence >= 0))
+    throw std::invalid_argument("the minimum persistence must be at least 0");
+
+  PersistenceDiagram out;
+  out.dimension = grid.dimension();
+  out.device = Device::CPU;
+  if (resolveDevice(options.device, &out.warnings) == Device::GPU)
+    out.warnings += std::string(out.warnings.empty() ? "" : "\n") +
+      "persistence runs on the CPU in this version (the GPU path is not written yet)";
+  std::ostringstream timings;
+  auto stage = [&timings](const char* name, Clock::time_point since) {
+    timings << name << ": " << std::chrono::duration<double>(Clock::now() - since).count() << "\n";
+  };
+  auto report = [&options](double f) {
+    if (options.progress && !options.progress(f))
+      throw Aborted{};
+  };
+  const bool super = options.filtration == Filtration::Superlevel;
+
+  // 1. The gradient.
+  auto t0 = Clock::now();
+  const morse::Gradient g = morse::buildGradient(grid, options.construction, options.filtration);
+  const std::vector<double> value = orientedValues(grid, super);
+  const cubical::CellGrid& cg = g.cells;
+  stage("gradient", t0);
+  report(0.3);
+
+  // 2. Critical cells in filtration order: value, dimension, then owner and
+  // cell index (any order compatible with faces would do).
+  t0 = Clock::now();
+  struct Critical
+  {
+    double value;
+    int dimension;
+    int64_t owner, cell;
+  };
+  std::vector<Critical> critical;
+  for (int64_t cell = 0; cell < cg.cellCount(); ++cell)
+    if (g.state[static_cast<size_t>(cell)] == morse::kCritical)
+    {
+      int64_t c[3];
+      cg.coordinates(cell, c);
+      const int64_t owner = g.owner(cell);
+      critical.push_back(Critical{ value[static_cast<size_t>(owner)], cg.dimension(c), owner, cell });
+    }
+  std::sort(critical.begin(), critical.end(), [](const Critical& a, const Critical& b) {
+    return std::tie(a.value, a.dimension, a.owner, a.cell) <
+      std::tie(b.value, b.dimension, b.owner, b.cell);
+  });
+  std::unordered_map<int64_t, int64_t> column;
+  column.reserve(critical.size() * 2);
+  for (size_t j = 0; j < critical.size(); ++j)
+    column[critical[j].cell] = static_cast<int64_t>(j);
+  stage("critical cells", t0);
+
+  // 3. Morse boundaries by V-path parity.
+  t0 = Clock::now();
+  // Key of a cell in the descent order: the rank of its owner among the
+  // voxels (value, then index; NaN voxels own no cell), then its step.
+  std::vector<int64_t> rank(value.size());
+  {
+    std::vector<int64_t> byValue(value.size());
+    for (size_t i = 0; i < byValue.size(); ++i)
+      byValue[i] = static_cast<int64_t>(i);
+    std::sort(byValue.begin(), byValue.end(), [&value](int64_t a, int64_t b) {
+      const double va = value[static_cast<size_t>(a)], vb = value[static_cast<size_t>(b)];
+      const bool na = va != va, nb = vb != vb; // NaN last (they own no cell)
+      if (na || nb)
+        return na && nb ? a < b : nb;
+      return va < vb || (va == vb && a < b);
+    });
+    for (size_t r = 0; r < byValue.size(); ++r)
+      rank[static_cast<size_t>(byValue[r])] = static_cast<int64_t>(r);
+  }
+  using Key = std::pair<uint64_t, int64_t>; // (rank * 32 + step, cell)
+  auto keyOf = [&](int64_t cell) {
+    const int64_t owner = g.owner(cell);
+    return Key{ static_cast<uint64_t>(rank[static_cast<size_t>(owner)]) * 32u +
+        g.step[static_cast<size_t>(cell)],
+      cell };
+  };
+  auto facesOf = [&cg](int64_t cell, int64_t* faces) {
+    int64_t c[3];
+    cg.coordinates(cell, c);
+    int n = 0;
+    for (int a = 0; a < 3; ++a)
+      if (cg.active[a] && (c[a] & 1))
+        for (int s : { -1, 1 })
+        {
+          int64_t f[3] = { c[0], c[1], c[2] };
+          f[a] += s;
+          faces[n++] = cg.index(f);
+        }
+    return n;
+  };
+  phat::boundary_matrix<phat::vector_vector> matrix;
+  matrix.set_num_cols(static_cast<phat::index>(critical.size()));
+  std::priority_queue<Key> chain;
+  std::vector<phat::index> entries;
+  int64_t faces[6];
+  for (size_t j = 0; j < critical.size(); ++j)
+  {
+    entries.clear();
+    const int n = facesOf(critical[j].cell, faces);
+    for (int k = 0; k < n; ++k)
+      chain.push(keyOf(faces[k]));
+    while (!chain.empty())
+    {
+      const Key top = chain.top();
+      chain.pop();
+      int parity = 1;
+      while (!chain.empty() && chain.top() == top)
+      {
+        chain.pop();
+        ++parity;
+      }
+      if (!(parity & 1))
+        continue;
+      const int64_t cell = top.second;
+      const uint8_t state = g.state[static_cast<size_t>(cell)];
+      if (state == morse::kCritical)
+        entries.push_back(static_cast<phat::index>(column.at(cell)));
+      else if (state >= morse::kUp && state < morse::kDown)
+      {
+        const int64_t coface = morse::partner(cg, cell, state);
+        const int m = facesOf(coface, faces);
+        for (int k = 0; k < m; ++k)
+          if (faces[k] != cell)
+            chain.push(keyOf(faces[k]));
+      }
+      // Paired with a face: not part of the Morse complex.
+    }
+    std::sort(entries.begin(), entries.end());
+    matrix.set_dim(static_cast<phat::index>(j), static_cast<phat::dimension>(critical[j].dimension));
+    matrix.set_col(static_cast<phat::index>(j), entries);
+    if ((j & 4095) == 0)
+      report(0.35 + 0.4 * static_cast<double>(j) / static_cast<double>(critical.size()));
+  }
+  stage("morse boundaries", t0);
+
+  // 4. Reduction and pairs.
+  t0 = Clock::now();
+  phat::persistence_pairs pairs;
+  phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
+  stage("reduction", t0);
+  const double sign = super ? -1.0 : 1.0;
+  std::vector<char> paired(critical.size(), 0);
+  auto keep = [&](int dimension, double persistence) {
+    return dimension <= options.maxDimension && persistence > options.minPersistence;
+  };
+  for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
+  {
+    const auto pr = pairs.get_pair(k);
+    const Critical& b = critical[static_cast<size_t>(pr.first)];
+    const Critical& d = critical[static_cast<size_t>(pr.second)];
+    paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
+    PersistencePair p;
+    p.dimension = b.dimension;
+    p.birth = sign * b.value;
+    p.death = sign * d.value;
+    if (p.birth == p.death || !keep(p.dimension, p.persistence()))
+      continue;
+    coordinatesOf(grid, b.owner, p.birthVoxel);
+    coordinatesOf(grid, d.owner, p.deathVoxel);
+    out.pairs.push_back(p);
+  }
+  for (size_t j = 0; j < critical.size(); ++j)
+    if (!paired[j] && keep(critical[j].dimension, std::numeric_limits<double>::infinity()))
+    {
+      PersistencePair p;
+      p.dimension = critical[j].dimension;
+      p.birth = sign * critical[j].value;
+      p.death = super ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      p.essential = true;
+      coordinatesOf(grid, critical[j].owner, p.birthVoxel);
+      out.pairs.push_back(p);
+    }
+  std::sort(out.pairs.begin(), out.pairs.end(), [super](const PersistencePair& a, const PersistencePair& b) {
+    if (a.dimension != b.dimension)
+      return a.dimension < b.dimension;
+    if (a.birth != b.birth)
+      return super ? a.birth > b.birth : a.birth < b.birth;
+    return super ? a.death > b.death : a.death < b.death;
+  });
+  timings << "critical cells: " << critical.size() << " of " << cg.cellCount() << "\n";
+  out.timings = timings.str();
+  report(1.0);
+  return out;
+}
+}
