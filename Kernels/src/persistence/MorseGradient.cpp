@@ -1,6 +1,7 @@
 // MorseGradient.cpp - the discrete gradient, group by group (see the header).
 #include "MorseGradient.h"
 
+#include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 #include "../euler/EulerCells.h"
 
@@ -136,7 +137,7 @@ private:
 };
 
 template <typename T, bool Super>
-void buildTyped(const GridView& image, Gradient& g)
+void buildTyped(const GridView& image, Gradient& g, int threads)
 {
   const T* data = static_cast<const T*>(image.data);
   const cubical::CellGrid& cg = g.cells;
@@ -144,10 +145,16 @@ void buildTyped(const GridView& image, Gradient& g)
   unsigned axes = 0;
   for (int a = 0; a < 3; ++a)
     axes |= cg.active[a] ? 1u << a : 0u;
+  // Groups are independent (each writes only the cells its voxel owns):
+  // rows of voxels go to threads as they come.
+  const int64_t rows = image.dims[1] * image.dims[2];
+  parallelFor(rows, threads, [&](int, int64_t r0, int64_t r1) {
   GroupMatcher matcher(g);
   int64_t p[3];
-  for (p[2] = 0; p[2] < image.dims[2]; ++p[2])
-    for (p[1] = 0; p[1] < image.dims[1]; ++p[1])
+  for (int64_t r = r0; r < r1; ++r)
+  {
+    p[1] = r % image.dims[1];
+    p[2] = r / image.dims[1];
       for (p[0] = 0; p[0] < image.dims[0]; ++p[0])
       {
         const T* at = data + p[0] * image.strides[0] + p[1] * image.strides[1] + p[2] * image.strides[2];
@@ -207,10 +214,13 @@ void buildTyped(const GridView& image, Gradient& g)
         }
         matcher.match();
       }
+  }
+  });
 }
 } // namespace
 
-Gradient buildGradient(const GridView& image, Construction construction, Filtration filtration)
+Gradient buildGradient(
+  const GridView& image, Construction construction, Filtration filtration, int threads)
 {
   Gradient g{ cubical::CellGrid(image, construction) };
   const size_t n = static_cast<size_t>(g.cells.cellCount());
@@ -220,9 +230,9 @@ Gradient buildGradient(const GridView& image, Construction construction, Filtrat
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (filtration == Filtration::Superlevel)
-      buildTyped<T, true>(image, g);
+      buildTyped<T, true>(image, g, threads);
     else
-      buildTyped<T, false>(image, g);
+      buildTyped<T, false>(image, g, threads);
   });
   return g;
 }

@@ -67,8 +67,10 @@ struct Gradient
   }
 };
 
-// Builds the gradient of the whole image (single pass over the voxels).
-Gradient buildGradient(const GridView& image, Construction construction, Filtration filtration);
+// Builds the gradient of the whole image: one pass over the voxels, rows of
+// voxels shared among `threads` threads.
+Gradient buildGradient(
+  const GridView& image, Construction construction, Filtration filtration, int threads);
 
 inline int64_t partner(const cubical::CellGrid& cg, int64_t cell, uint8_t state)
 {

@@ -16,6 +16,7 @@
 
 #include "MorseGradient.h"
 
+#include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 
 #include <phat/algorithms/twist_reduction.h>
@@ -23,6 +24,7 @@
 #include <phat/representations/default_representations.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -95,7 +97,9 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
 
   // 1. The gradient.
   auto t0 = Clock::now();
-  const morse::Gradient g = morse::buildGradient(grid, options.construction, options.filtration);
+  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  const morse::Gradient g =
+    morse::buildGradient(grid, options.construction, options.filtration, threads);
   const std::vector<double> value = orientedValues(grid, super);
   const cubical::CellGrid& cg = g.cells;
   stage("gradient", t0);
@@ -169,48 +173,56 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
         }
     return n;
   };
+  // Critical cells are independent: their boundaries are computed in
+  // parallel (the gradient is only read), then put in the matrix in order.
+  std::vector<std::vector<phat::index>> boundaries(critical.size());
+  parallelFor(static_cast<int64_t>(critical.size()), threads, [&](int worker, int64_t j0, int64_t j1) {
+    std::priority_queue<Key> chain;
+    int64_t faces[6];
+    for (int64_t j = j0; j < j1; ++j)
+    {
+      std::vector<phat::index>& entries = boundaries[static_cast<size_t>(j)];
+      const int n = facesOf(critical[static_cast<size_t>(j)].cell, faces);
+      for (int k = 0; k < n; ++k)
+        chain.push(keyOf(faces[k]));
+      while (!chain.empty())
+      {
+        const Key top = chain.top();
+        chain.pop();
+        int parity = 1;
+        while (!chain.empty() && chain.top() == top)
+        {
+          chain.pop();
+          ++parity;
+        }
+        if (!(parity & 1))
+          continue;
+        const int64_t cell = top.second;
+        const uint8_t state = g.state[static_cast<size_t>(cell)];
+        if (state == morse::kCritical)
+          entries.push_back(static_cast<phat::index>(column.at(cell)));
+        else if (state >= morse::kUp && state < morse::kDown)
+        {
+          const int64_t coface = morse::partner(cg, cell, state);
+          const int m = facesOf(coface, faces);
+          for (int k = 0; k < m; ++k)
+            if (faces[k] != cell)
+              chain.push(keyOf(faces[k]));
+        }
+        // Paired with a face: not part of the Morse complex.
+      }
+      std::sort(entries.begin(), entries.end());
+      if (worker == 0 && ((j - j0) & 4095) == 0)
+        report(0.35 + 0.4 * static_cast<double>(j - j0) / static_cast<double>(j1 - j0));
+    }
+  });
   phat::boundary_matrix<phat::vector_vector> matrix;
   matrix.set_num_cols(static_cast<phat::index>(critical.size()));
-  std::priority_queue<Key> chain;
-  std::vector<phat::index> entries;
-  int64_t faces[6];
   for (size_t j = 0; j < critical.size(); ++j)
   {
-    entries.clear();
-    const int n = facesOf(critical[j].cell, faces);
-    for (int k = 0; k < n; ++k)
-      chain.push(keyOf(faces[k]));
-    while (!chain.empty())
-    {
-      const Key top = chain.top();
-      chain.pop();
-      int parity = 1;
-      while (!chain.empty() && chain.top() == top)
-      {
-        chain.pop();
-        ++parity;
-      }
-      if (!(parity & 1))
-        continue;
-      const int64_t cell = top.second;
-      const uint8_t state = g.state[static_cast<size_t>(cell)];
-      if (state == morse::kCritical)
-        entries.push_back(static_cast<phat::index>(column.at(cell)));
-      else if (state >= morse::kUp && state < morse::kDown)
-      {
-        const int64_t coface = morse::partner(cg, cell, state);
-        const int m = facesOf(coface, faces);
-        for (int k = 0; k < m; ++k)
-          if (faces[k] != cell)
-            chain.push(keyOf(faces[k]));
-      }
-      // Paired with a face: not part of the Morse complex.
-    }
-    std::sort(entries.begin(), entries.end());
     matrix.set_dim(static_cast<phat::index>(j), static_cast<phat::dimension>(critical[j].dimension));
-    matrix.set_col(static_cast<phat::index>(j), entries);
-    if ((j & 4095) == 0)
-      report(0.35 + 0.4 * static_cast<double>(j) / static_cast<double>(critical.size()));
+    matrix.set_col(static_cast<phat::index>(j), boundaries[j]);
+    std::vector<phat::index>().swap(boundaries[j]);
   }
   stage("morse boundaries", t0);
 
