@@ -15,7 +15,20 @@ libx11-dev libxt-dev libdouble-conversion-dev libavcodec-dev libavformat-dev
 libavutil-dev libswscale-dev libboost-dev python3-mpi4py libgl-dev
 libphat-dev libgudhi-dev
 openmpi-bin xvfb xauth
-python3-numpy python3-scipy python3-skimage"
+python3-numpy python3-scipy python3-skimage python3-gudhi python3-pip"
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then
+  SUDO="sudo"
+fi
+
+# Oracles that Debian does not package, for the Python that pvpython embeds.
+pypi_oracles() {
+  if ! /usr/bin/python3 -c "import cripser" 2>/dev/null; then
+    echo "install-dependencies: installing cripser (PyPI) for /usr/bin/python3"
+    $SUDO /usr/bin/python3 -m pip install --quiet --break-system-packages cripser
+  fi
+}
 
 missing=""
 for p in $packages; do
@@ -24,15 +37,13 @@ for p in $packages; do
   fi
 done
 if [ -z "$missing" ]; then
-  echo "install-dependencies: everything is installed"
+  echo "install-dependencies: every Debian package is installed"
+  pypi_oracles
   exit 0
 fi
 echo "install-dependencies: installing$missing"
-SUDO=""
-if [ "$(id -u)" != "0" ]; then
-  SUDO="sudo"
-fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
+pypi_oracles
