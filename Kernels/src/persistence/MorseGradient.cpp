@@ -39,10 +39,12 @@ public:
 
   void match()
   {
-    // Faces within the group, by local id.
+    // Faces within the group, by local id, and the count of each cell's
+    // faces in the group that are still open (neither paired nor critical).
+    for (int i = 0; i < Count; ++i)
+      FaceCount[i] = CofaceCount[i] = 0;
     for (int i = 0; i < Count; ++i)
     {
-      FaceCount[i] = 0;
       int64_t c[3];
       G.cells.coordinates(Cells[i], c);
       for (int a = 0; a < 3; ++a)
@@ -57,12 +59,14 @@ public:
               Faces[i][FaceCount[i]] = j;
               FaceAxis[i][FaceCount[i]] = static_cast<uint8_t>(2 * a + s);
               ++FaceCount[i];
+              Cofaces[j][CofaceCount[j]++] = i;
             }
           }
+      Open[i] = FaceCount[i];
     }
     // Lower dimensions first: a collapse pairs a cell with a coface whose
-    // only open face it is; when none is possible, the lowest open cell is
-    // critical.
+    // only open face it is; when none is possible, the lowest open cell
+    // whose faces are all closed is critical.
     int order[27];
     for (int i = 0; i < Count; ++i)
       order[i] = i;
@@ -74,24 +78,19 @@ public:
       for (int k = 0; k < Count && !paired; ++k)
       {
         const int i = order[k];
-        if (Done[i])
+        if (Done[i] || Open[i] != 1)
           continue;
-        int open = -1, openCount = 0;
-        for (int f = 0; f < FaceCount[i]; ++f)
-          if (!Done[Faces[i][f]])
-          {
-            open = f;
-            ++openCount;
-          }
-        if (openCount != 1)
-          continue;
+        int open = 0;
+        while (Done[Faces[i][open]])
+          ++open;
         const int j = Faces[i][open];
         const uint8_t axisSign = FaceAxis[i][open]; // face = cell -/+ e_axis
         // The face's coface is at the opposite sign from the face.
         G.state[static_cast<size_t>(Cells[j])] = static_cast<uint8_t>(kUp + (axisSign ^ 1));
         G.state[static_cast<size_t>(Cells[i])] = static_cast<uint8_t>(kDown + axisSign);
         G.step[static_cast<size_t>(Cells[j])] = G.step[static_cast<size_t>(Cells[i])] = step++;
-        Done[i] = Done[j] = true;
+        close(i);
+        close(j);
         remaining -= 2;
         paired = true;
       }
@@ -100,16 +99,11 @@ public:
       for (int k = 0; k < Count; ++k)
       {
         const int i = order[k];
-        if (Done[i])
-          continue;
-        bool closed = true;
-        for (int f = 0; f < FaceCount[i] && closed; ++f)
-          closed = Done[Faces[i][f]];
-        if (!closed)
+        if (Done[i] || Open[i] != 0)
           continue;
         G.state[static_cast<size_t>(Cells[i])] = kCritical;
         G.step[static_cast<size_t>(Cells[i])] = step++;
-        Done[i] = true;
+        close(i);
         --remaining;
         break;
       }
@@ -134,6 +128,16 @@ private:
   int Faces[27][6];
   uint8_t FaceAxis[27][6];
   int FaceCount[27];
+  int Cofaces[27][6];
+  int CofaceCount[27];
+  int Open[27]; // faces in the group not yet closed
+
+  void close(int i)
+  {
+    Done[i] = true;
+    for (int k = 0; k < CofaceCount[i]; ++k)
+      --Open[Cofaces[i][k]];
+  }
 };
 
 template <typename T, bool Super>
@@ -150,6 +154,11 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
   const int64_t rows = image.dims[1] * image.dims[2];
   parallelFor(rows, threads, [&](int, int64_t r0, int64_t r1) {
   GroupMatcher matcher(g);
+  constexpr uint32_t kAllNeighbours = ((1u << 27) - 1) & ~(1u << kCenterBit);
+  int64_t offset[27];
+  for (int b = 0; b < 27; ++b)
+    offset[b] = choiceAxis(b, 0) * image.strides[0] + choiceAxis(b, 1) * image.strides[1] +
+      choiceAxis(b, 2) * image.strides[2];
   int64_t p[3];
   for (int64_t r = r0; r < r1; ++r)
   {
@@ -161,22 +170,21 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
         const T v = *at;
         if (euler::isNan(v))
           continue; // a NaN voxel owns only absent cells
-        uint32_t preceding = 0;
-        for (int b = 0; b < 27; ++b)
+        uint32_t valid = kAllNeighbours;
+        for (int a = 0; a < 3; ++a)
         {
-          if (b == kCenterBit)
-            continue;
-          bool exists = true;
-          int64_t off = 0;
-          for (int a = 0; a < 3; ++a)
-          {
-            const int d = choiceAxis(b, a);
-            exists = exists && p[a] + d >= 0 && p[a] + d < image.dims[a];
-            off += d * image.strides[a];
-          }
-          if (exists && euler::precedes<Super>(at[off], v, b))
-            preceding |= 1u << b;
+          if (p[a] == 0)
+            valid &= ~euler::sideBits(a, -1);
+          if (p[a] + 1 >= image.dims[a])
+            valid &= ~euler::sideBits(a, 1);
         }
+        uint32_t preceding = 0;
+        if (valid == kAllNeighbours)
+          preceding = euler::interiorPrecedingMask<Super>(at, offset, v, std::make_integer_sequence<int, 27>{});
+        else
+          for (int b = 0; b < 27; ++b)
+            if (((valid >> b) & 1u) && euler::precedes<Super>(at[offset[b]], v, b))
+              preceding |= 1u << b;
         for (int c = 0; c < 27; ++c)
         {
           const uint32_t m = cornerMask(c);
