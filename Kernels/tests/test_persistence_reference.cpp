@@ -11,6 +11,7 @@
 #include "topovox/Persistence.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -176,6 +177,30 @@ int main()
   expect(d.pairs.size() == 2 && d.pairs[0].essential && d.pairs[0].birth == 0 &&
       !d.pairs[1].essential && d.pairs[1].birth == 1 && d.pairs[1].death == 5,
     "0 5 1: one essential class born at 0, one pair (1, 5)");
+
+  // The persistence curve against a direct count, on a real diagram.
+  {
+    std::vector<float> img = randomValues<float>(rng, 9 * 8 * 7, 30);
+    const PersistenceDiagram pd =
+      computePersistence(GridView::contiguous(img.data(), ScalarType::Float32, 9, 8, 7), {});
+    std::vector<int> dims;
+    std::vector<double> pers;
+    for (const auto& p : pd.pairs)
+    {
+      dims.push_back(p.dimension);
+      pers.push_back(p.persistence());
+    }
+    const PersistenceCurve curve = persistenceCurve(dims, pers);
+    bool ok = !curve.persistence.empty();
+    for (size_t j = 0; j < curve.persistence.size() && ok; ++j)
+    {
+      std::array<int64_t, 4> count{ 0, 0, 0, 0 };
+      for (size_t i = 0; i < pers.size(); ++i)
+        count[static_cast<size_t>(dims[i])] += pers[i] >= curve.persistence[j];
+      ok = count == curve.pairs[j] && (j == 0 || curve.persistence[j] > curve.persistence[j - 1]);
+    }
+    expect(ok, "persistence curve equals a direct count at every threshold");
+  }
 
   bool threw = false;
   try

@@ -113,6 +113,25 @@ want = collections.Counter({k: n for k, n in oracle(image, "V", False).items()
                             if k[0] == 0 and abs(k[2] - k[1]) > 5.0})
 expect(got == want, "maximum dimension 0 and minimum persistence 5")
 
+# The persistence curve of the pairs table against a direct count.
+from paraview.simple import PersistenceCurve
+pd = PersistenceDiagram(Input=wavelet)
+curve = PersistenceCurve(Input=pd)
+curve.Input = sm.OutputPort(pd, 1)
+curve.UpdatePipeline()
+ctable = curve.GetClientSideObject().GetOutputDataObject(0)
+pairs = pd.GetClientSideObject().GetOutputDataObject(1)
+_, pcols = ours(pairs)
+pers = [pcols["Persistence"].GetValue(j) for j in range(pairs.GetNumberOfRows())]
+dims = [pcols["Dimension"].GetValue(j) for j in range(pairs.GetNumberOfRows())]
+ok = ctable.GetNumberOfRows() == len(set(p for p in pers if np.isfinite(p)))
+for j in range(ctable.GetNumberOfRows()):
+    p = ctable.GetColumnByName("Persistence").GetValue(j)
+    for k in range(3):
+        want = sum(1 for d, q in zip(dims, pers) if d == k and q >= p)
+        ok = ok and ctable.GetColumnByName("Dimension%d" % k).GetValue(j) == want
+expect(ok, "persistence curve equals a direct count")
+
 # 2. The wrapped class on real volumes shipped with the tests.
 data_dir = os.environ["TOPOVOX_DATA_DIR"]
 for name, crop in (("neghip_66", None), ("headsq_64x64x93", (slice(20, 60), slice(0, 64), slice(0, 64))),

@@ -31,6 +31,7 @@
 #include "topovox/Grid.h"
 #include "topovox/Progress.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -81,5 +82,16 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
 // memory hungry (about 100 bytes a voxel in 3D): the oracle of the tests and
 // the engine for small images. Throws std::invalid_argument on bad input.
 PersistenceDiagram computePersistenceReference(const GridView& grid, const PersistenceOptions& options);
+
+// The persistence curve: for each distinct finite persistence p of the pairs
+// (ascending), the number of pairs of each dimension whose persistence is
+// >= p; essential classes (infinite persistence) count everywhere. A
+// summary of the diagram to plot, as TTK's persistence curves are.
+struct PersistenceCurve
+{
+  std::vector<double> persistence;
+  std::vector<std::array<int64_t, 4>> pairs; // per threshold, per dimension
+};
+PersistenceCurve persistenceCurve(const std::vector<int>& dimensions, const std::vector<double>& persistence);
 
 } // namespace topovox
