@@ -173,7 +173,91 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
         }
     return n;
   };
-  // Critical cells are independent: their boundaries are computed in
+  // 3a. The top dimension by union-find in the dual (Alexander duality, as
+  // CubicalRipser and TTK's Discrete Morse Sandwich do): critical
+  // (d-1)-cells in decreasing order join the maxima (critical d-cells) their
+  // dual V-paths reach, the outside of the image being one more, oldest,
+  // maximum. A cell that joins two components creates a (d-1)-class that the
+  // younger maximum kills; the others go to the matrix. Maxima and the
+  // (d-1)-cells paired here need no Morse boundary at all. With NaN voxels
+  // the holes they leave would each be an outside of their own: the matrix
+  // does everything then.
+  const int top = grid.dimension();
+  const int64_t nCritical = static_cast<int64_t>(critical.size());
+  std::vector<char> skip(critical.size(), 0); // columns left out of the matrix
+  std::vector<std::pair<int64_t, int64_t>> dualPairs; // (saddle, maximum) positions
+  bool anyNan = false;
+  for (double v : value)
+    anyNan = anyNan || v != v;
+  if (top >= 1 && !anyNan)
+  {
+    const int64_t outside = nCritical;
+    std::vector<int64_t> parent(critical.size() + 1);
+    for (size_t i = 0; i < parent.size(); ++i)
+      parent[i] = static_cast<int64_t>(i);
+    auto find = [&parent](int64_t x) {
+      while (parent[static_cast<size_t>(x)] != x)
+      {
+        parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+        x = parent[static_cast<size_t>(x)];
+      }
+      return x;
+    };
+    // From a (d-1)-cell through one of its cofaces, along the dual V-path,
+    // to a maximum (its position) or the outside.
+    auto reach = [&](int64_t cell, int axis, int side) {
+      for (;;)
+      {
+        int64_t c[3];
+        cg.coordinates(cell, c);
+        c[axis] += side;
+        if (c[axis] < 0 || c[axis] >= cg.dims[axis])
+          return outside;
+        const int64_t coface = cg.index(c);
+        const uint8_t state = g.state[static_cast<size_t>(coface)];
+        if (state == morse::kAbsent)
+          return outside;
+        if (state == morse::kCritical)
+          return column.at(coface);
+        // The coface is paired with one of its faces: go through that face
+        // to its other coface.
+        const int64_t face = morse::partner(cg, coface, state);
+        int64_t f[3];
+        cg.coordinates(face, f);
+        for (int a = 0; a < 3; ++a)
+          if (cg.active[a] && !(f[a] & 1))
+          {
+            axis = a;
+            side = f[a] < c[a] ? -1 : 1; // away from the coface we came from
+          }
+        cell = face;
+      }
+    };
+    for (int64_t j = nCritical - 1; j >= 0; --j)
+    {
+      if (critical[static_cast<size_t>(j)].dimension != top - 1)
+        continue;
+      int64_t c[3];
+      cg.coordinates(critical[static_cast<size_t>(j)].cell, c);
+      int axis = 0;
+      for (int a = 0; a < 3; ++a)
+        if (cg.active[a] && !(c[a] & 1))
+          axis = a;
+      const int64_t r1 = find(reach(critical[static_cast<size_t>(j)].cell, axis, -1));
+      const int64_t r2 = find(reach(critical[static_cast<size_t>(j)].cell, axis, 1));
+      if (r1 == r2)
+        continue;
+      const int64_t younger = std::min(r1, r2), older = std::max(r1, r2);
+      parent[static_cast<size_t>(younger)] = older;
+      dualPairs.emplace_back(j, younger);
+      skip[static_cast<size_t>(j)] = 1;
+    }
+    for (int64_t j = 0; j < nCritical; ++j)
+      if (critical[static_cast<size_t>(j)].dimension == top)
+        skip[static_cast<size_t>(j)] = 1;
+  }
+
+  // 3b. Critical cells are independent: their boundaries are computed in
   // parallel (the gradient is only read), then put in the matrix in order.
   std::vector<std::vector<phat::index>> boundaries(critical.size());
   parallelFor(static_cast<int64_t>(critical.size()), threads, [&](int worker, int64_t j0, int64_t j1) {
@@ -181,6 +265,8 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     int64_t faces[6];
     for (int64_t j = j0; j < j1; ++j)
     {
+      if (skip[static_cast<size_t>(j)])
+        continue;
       std::vector<phat::index>& entries = boundaries[static_cast<size_t>(j)];
       const int n = facesOf(critical[static_cast<size_t>(j)].cell, faces);
       for (int k = 0; k < n; ++k)
@@ -216,13 +302,25 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
         report(0.35 + 0.4 * static_cast<double>(j - j0) / static_cast<double>(j1 - j0));
     }
   });
-  phat::boundary_matrix<phat::vector_vector> matrix;
-  matrix.set_num_cols(static_cast<phat::index>(critical.size()));
+  // The matrix holds the columns not settled in the dual, renumbered.
+  std::vector<int64_t> matrixColumn(critical.size(), -1), positionOf;
   for (size_t j = 0; j < critical.size(); ++j)
+    if (!skip[j])
+    {
+      matrixColumn[j] = static_cast<int64_t>(positionOf.size());
+      positionOf.push_back(static_cast<int64_t>(j));
+    }
+  phat::boundary_matrix<phat::vector_vector> matrix;
+  matrix.set_num_cols(static_cast<phat::index>(positionOf.size()));
+  for (size_t m = 0; m < positionOf.size(); ++m)
   {
-    matrix.set_dim(static_cast<phat::index>(j), static_cast<phat::dimension>(critical[j].dimension));
-    matrix.set_col(static_cast<phat::index>(j), boundaries[j]);
-    std::vector<phat::index>().swap(boundaries[j]);
+    auto& entries = boundaries[static_cast<size_t>(positionOf[m])];
+    for (auto& e : entries)
+      e = static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]);
+    matrix.set_dim(static_cast<phat::index>(m),
+      static_cast<phat::dimension>(critical[static_cast<size_t>(positionOf[m])].dimension));
+    matrix.set_col(static_cast<phat::index>(m), entries);
+    std::vector<phat::index>().swap(entries);
   }
   stage("morse boundaries", t0);
 
@@ -236,9 +334,14 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   auto keep = [&](int dimension, double persistence) {
     return dimension <= options.maxDimension && persistence > options.minPersistence;
   };
+  std::vector<std::pair<int64_t, int64_t>> all = dualPairs;
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
   {
     const auto pr = pairs.get_pair(k);
+    all.emplace_back(positionOf[static_cast<size_t>(pr.first)], positionOf[static_cast<size_t>(pr.second)]);
+  }
+  for (const auto& pr : all)
+  {
     const Critical& b = critical[static_cast<size_t>(pr.first)];
     const Critical& d = critical[static_cast<size_t>(pr.second)];
     paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
