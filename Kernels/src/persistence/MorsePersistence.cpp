@@ -257,7 +257,72 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
         skip[static_cast<size_t>(j)] = 1;
   }
 
-  // 3b. Critical cells are independent: their boundaries are computed in
+  // 3b. Dimension 0 by union-find along the gradient (from 2D up; in 1D the
+  // dual above already does it): critical edges in increasing order join
+  // the minima their two endpoints descend to; an edge that joins two
+  // components kills the younger minimum. Minima leave the matrix; so do
+  // the edges that create 1-cycles, as empty columns (they are positive: a
+  // reduction would zero them), so no edge needs a Morse boundary.
+  std::vector<std::pair<int64_t, int64_t>> minimumPairs; // (minimum, edge) positions
+  std::vector<char> emptyColumn(critical.size(), 0);
+  if (top >= 2)
+  {
+    std::vector<int64_t> parent(critical.size());
+    for (size_t i = 0; i < parent.size(); ++i)
+      parent[i] = static_cast<int64_t>(i);
+    auto find = [&parent](int64_t x) {
+      while (parent[static_cast<size_t>(x)] != x)
+      {
+        parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+        x = parent[static_cast<size_t>(x)];
+      }
+      return x;
+    };
+    // Down the gradient from a vertex to a minimum (its position).
+    auto descend = [&](int64_t vertex) {
+      for (;;)
+      {
+        const uint8_t state = g.state[static_cast<size_t>(vertex)];
+        if (state == morse::kCritical)
+          return column.at(vertex);
+        const int64_t edge = morse::partner(cg, vertex, state);
+        vertex = 2 * edge - vertex; // the edge's other end
+      }
+    };
+    for (int64_t j = 0; j < nCritical; ++j)
+    {
+      const Critical& e = critical[static_cast<size_t>(j)];
+      if (e.dimension == 0)
+        skip[static_cast<size_t>(j)] = 1;
+      if (e.dimension != 1)
+        continue;
+      int64_t c[3];
+      cg.coordinates(e.cell, c);
+      int64_t ends[2];
+      for (int a = 0; a < 3; ++a)
+        if (cg.active[a] && (c[a] & 1))
+          for (int s = 0; s < 2; ++s)
+          {
+            int64_t v[3] = { c[0], c[1], c[2] };
+            v[a] += s ? 1 : -1;
+            ends[s] = cg.index(v);
+          }
+      const int64_t r1 = find(descend(ends[0])), r2 = find(descend(ends[1]));
+      if (r1 == r2)
+      {
+        emptyColumn[static_cast<size_t>(j)] = 1; // creates a 1-cycle
+        continue;
+      }
+      if (skip[static_cast<size_t>(j)])
+        throw std::logic_error("persistence: an edge is both positive and negative");
+      const int64_t younger = std::max(r1, r2), older = std::min(r1, r2);
+      parent[static_cast<size_t>(younger)] = older;
+      minimumPairs.emplace_back(younger, j);
+      skip[static_cast<size_t>(j)] = 1;
+    }
+  }
+
+  // 3c. Critical cells are independent: their boundaries are computed in
   // parallel (the gradient is only read), then put in the matrix in order.
   std::vector<std::vector<phat::index>> boundaries(critical.size());
   parallelFor(static_cast<int64_t>(critical.size()), threads, [&](int worker, int64_t j0, int64_t j1) {
@@ -265,7 +330,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     int64_t faces[6];
     for (int64_t j = j0; j < j1; ++j)
     {
-      if (skip[static_cast<size_t>(j)])
+      if (skip[static_cast<size_t>(j)] || emptyColumn[static_cast<size_t>(j)])
         continue;
       std::vector<phat::index>& entries = boundaries[static_cast<size_t>(j)];
       const int n = facesOf(critical[static_cast<size_t>(j)].cell, faces);
@@ -314,9 +379,16 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   matrix.set_num_cols(static_cast<phat::index>(positionOf.size()));
   for (size_t m = 0; m < positionOf.size(); ++m)
   {
+    // Rows of cells settled by union-find are dropped: those of negative
+    // edges are never the lowest entry of a 2-column during a reduction (an
+    // edge cannot both kill a component and be born as a 1-cycle), so they
+    // never steer it (clearing, as in Ripser and CubicalRipser).
     auto& entries = boundaries[static_cast<size_t>(positionOf[m])];
-    for (auto& e : entries)
-      e = static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]);
+    size_t kept = 0;
+    for (auto e : entries)
+      if (matrixColumn[static_cast<size_t>(e)] >= 0)
+        entries[kept++] = static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]);
+    entries.resize(kept);
     matrix.set_dim(static_cast<phat::index>(m),
       static_cast<phat::dimension>(critical[static_cast<size_t>(positionOf[m])].dimension));
     matrix.set_col(static_cast<phat::index>(m), entries);
@@ -335,6 +407,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     return dimension <= options.maxDimension && persistence > options.minPersistence;
   };
   std::vector<std::pair<int64_t, int64_t>> all = dualPairs;
+  all.insert(all.end(), minimumPairs.begin(), minimumPairs.end());
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
   {
     const auto pr = pairs.get_pair(k);
@@ -355,6 +428,8 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     coordinatesOf(grid, d.owner, p.deathVoxel);
     out.pairs.push_back(p);
   }
+  // Unpaired critical cells are essential: components (the roots of the
+  // union-find on minima), and whatever the matrix leaves.
   for (size_t j = 0; j < critical.size(); ++j)
     if (!paired[j] && keep(critical[j].dimension, std::numeric_limits<double>::infinity()))
     {
