@@ -19,6 +19,11 @@ struct Image
   int axes = 0;                       // axes the file describes (1..3)
   int64_t dims[3] = { 1, 1, 1 };      // samples per axis, x first
   double spacing[3] = { 1, 1, 1 };    // from a sidecar; 1 when unknown
+  // How numpy sees the samples: false (C order, raw files and sidecars) for
+  // an array of shape (nz, ny, nx), true for a Fortran-ordered .npy, which
+  // np.load returns with shape (nx, ny, nz). Only outputs that name voxels
+  // by numpy index (persistence --format cripser) need it.
+  bool fortranOrder = false;
   // The samples. std::vector's allocator returns memory aligned for any
   // fundamental type, so the bytes can be read as any ScalarType.
   std::vector<unsigned char> bytes;

@@ -382,6 +382,7 @@ Image readNpy(const std::string& path)
   if (bigEndian == hostIsLittleEndian())
     swapBytes(image.bytes.data(), scalarTypeSize(type), image.bytes.size() / scalarTypeSize(type));
   image.type = type;
+  image.fortranOrder = fortran->flag;
   image.axes = static_cast<int>(dims.size());
   for (int a = 0; a < image.axes; ++a)
     image.dims[a] = dims[a];

@@ -231,7 +231,7 @@ double parseNumber(const std::string& text)
   if (text.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end != '\0')
     throw UsageError("expected a number, got '" + text + "'");
   if (std::isnan(v))
-    throw UsageError("NaN is not a threshold");
+    throw UsageError("expected a number, got NaN");
   return v;
 }
 

@@ -23,9 +23,12 @@ TableFormat tableFormatFor(const std::string& path)
 
 void writeCsv(FILE* out, const Table& table)
 {
-  for (size_t c = 0; c < table.columns.size(); ++c)
-    std::fprintf(out, c ? ",%s" : "%s", table.columns[c].c_str());
-  std::fputc('\n', out);
+  if (table.header)
+  {
+    for (size_t c = 0; c < table.columns.size(); ++c)
+      std::fprintf(out, c ? ",%s" : "%s", table.columns[c].c_str());
+    std::fputc('\n', out);
+  }
   const size_t n = table.columns.size();
   for (size_t r = 0; r < table.rowCount(); ++r)
   {

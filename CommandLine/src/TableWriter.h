@@ -17,6 +17,7 @@ struct Table
 {
   std::vector<std::string> columns;
   std::vector<double> values; // row-major, columns.size() per row
+  bool header = true;          // CSV: the column names as a first line
 
   size_t rowCount() const { return columns.empty() ? 0 : values.size() / columns.size(); }
 };
@@ -31,8 +32,9 @@ enum class TableFormat
 // ".npy" -> NumPy. Throws UsageError for anything else.
 TableFormat tableFormatFor(const std::string& path);
 
-// A header line with the column names, then one line per row; every number
-// with %.17g, which round-trips a double exactly (inf, -inf, nan as such).
+// A header line with the column names (unless table.header is false), then
+// one line per row; every number with %.17g, which round-trips a double
+// exactly (inf, -inf, nan as such).
 void writeCsv(FILE* out, const Table& table);
 
 // A .npy file (format 1.0) holding a little-endian float64 array of shape

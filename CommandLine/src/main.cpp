@@ -32,6 +32,8 @@ const std::vector<Command>& commandTable()
 {
   static const std::vector<Command> table = {
     { "euler", "Euler characteristic curve (chi per threshold, cell counts)", runEuler },
+    { "persistence", "persistence diagram (birth, death and voxels of each class)",
+      runPersistence },
   };
   return table;
 }

@@ -431,7 +431,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   // Unpaired critical cells are essential: components (the roots of the
   // union-find on minima), and whatever the matrix leaves.
   for (size_t j = 0; j < critical.size(); ++j)
-    if (!paired[j] && keep(critical[j].dimension, std::numeric_limits<double>::infinity()))
+    if (!paired[j] && critical[j].dimension <= options.maxDimension)
     {
       PersistencePair p;
       p.dimension = critical[j].dimension;

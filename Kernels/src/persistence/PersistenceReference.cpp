@@ -196,7 +196,7 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
     out.pairs.push_back(p);
   }
   for (size_t j = 0; j < cells.size(); ++j)
-    if (!paired[j] && keep(cells[j].dimension, std::numeric_limits<double>::infinity()))
+    if (!paired[j] && cells[j].dimension <= options.maxDimension)
     {
       PersistencePair p;
       p.dimension = cells[j].dimension;

@@ -1,0 +1,373 @@
+// CommandPersistence.cpp - `topovox persistence`: the persistence diagram of
+// an image, one row per pair: dimension, birth, death, and the voxels whose
+// values are the birth and the death. Runs the discrete Morse engine
+// (computePersistence, Persistence.h) or, with --engine reference, the
+// reference engine that holds every cell's boundary in memory; inputs an
+// engine cannot hold within --memory-limit-gb are refused before it starts.
+#include "Commands.h"
+
+#include "CommonOptions.h"
+#include "Errors.h"
+#include "ImageInput.h"
+#include "Messages.h"
+#include "OutputFile.h"
+#include "Progress.h"
+#include "TableWriter.h"
+
+#include "topovox/Persistence.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+namespace topovox
+{
+namespace cli
+{
+namespace
+{
+
+enum class DiagramFormat
+{
+  TopoVox,
+  Cripser
+};
+
+struct PersistenceArguments
+{
+  InputOptions input;
+  ExecutionOptions execution;
+  PersistenceOptions diagram;
+  int maxDimension = -1; // -1: the image's dimension
+  double memoryLimitGb = 8;
+  bool reference = false; // --engine reference
+  DiagramFormat format = DiagramFormat::TopoVox;
+  std::string output;
+};
+
+// What the reference engine holds per cell of the complex (the cell's
+// value, voxel and order, its PHAT boundary column, the reduction's pairs):
+// the peak resident memory measured on 1D, 2D and 3D images of random floats
+// (up to 120^3, V and T) was 117 to 151 bytes a cell, the most for the
+// smallest images. A 3D image has about 8 cells a voxel (1.1 kB a voxel),
+// a 2D one 4 (560 bytes).
+constexpr double ReferenceBytesPerCell = 140;
+// The Morse engine holds three bytes a cell (gradient, owner, step), two
+// doubles a voxel and its critical cells: peak resident memory on uniform
+// noise (the most critical cells) was about 30 bytes a cell at 60^3 and
+// 120^3; smooth images need less.
+constexpr double MorseBytesPerCell = 35;
+
+// Cells of the complex: on the doubled grid, 2n - 1 positions along an axis
+// of n voxels for V (voxels are vertices), 2n + 1 for T (voxels are cubes,
+// with the faces on the border). Axes of length 1 do not count.
+double cellCount(const GridView& grid, Construction construction)
+{
+  double cells = 1;
+  for (int a = 0; a < 3; ++a)
+    if (grid.dims[a] > 1)
+      cells *= static_cast<double>(2 * grid.dims[a] + (construction == Construction::V ? -1 : 1));
+  return cells;
+}
+
+// "1.23 GiB", "456 MiB", "12 KiB"
+std::string bytesText(double bytes)
+{
+  const char* units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+  int u = 0;
+  while (bytes >= 1024 && u < 4)
+  {
+    bytes /= 1024;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g %s", bytes, units[u]);
+  return text;
+}
+
+void addPersistenceOptions(OptionParser& p, PersistenceArguments& a)
+{
+  PersistenceOptions& d = a.diagram;
+  p.section("Complex and filtration");
+  p.value("construction", 0, "V|T",
+    "V: each voxel is a vertex (6-connected in 3D,\n4-connected in 2D); T: each voxel is a "
+    "cube\n(26-connected in 3D, 8-connected in 2D)",
+    constructionName(d.construction), [&d](const std::string& text) {
+      if (!parseConstruction(text, d.construction))
+        throw UsageError("expected V or T, got '" + text + "'");
+    });
+  p.value("filtration", 0, "F",
+    "sublevel: cells enter as t rises (value <= t),\nbirth < death; superlevel: as t falls "
+    "(value\n>= t), birth > death",
+    filtrationName(d.filtration), [&d](const std::string& text) {
+      if (!parseFiltration(text, d.filtration))
+        throw UsageError("expected sublevel or superlevel, got '" + text + "'");
+    });
+
+  p.section("Pairs");
+  p.value("max-dimension", 0, "N",
+    "report the classes of dimension <= N (0: connected\ncomponents, 1: loops, 2: voids)",
+    "the image's dimension", [&a](const std::string& text) {
+      a.maxDimension = static_cast<int>(parseInteger(text, 0, 3));
+    });
+  p.value("min-persistence", 0, "X",
+    "report the pairs with |death - birth| > X\n(essential classes always)", "0",
+    [&d](const std::string& text) {
+      const double x = parseNumber(text);
+      if (!(x >= 0) || std::isinf(x))
+        throw UsageError("expected a finite number >= 0, got '" + text + "'");
+      d.minPersistence = x;
+    });
+
+  addTableOutputOption(p, a.output);
+  p.value("format", 0, "FORMAT",
+    "topovox: the columns below, with a header line;\ncripser: the array cripser.computePH "
+    "returns\n(see the notes below)",
+    "topovox", [&a](const std::string& text) {
+      a.format = parseChoice(text, { "topovox", "cripser" }) == 0 ? DiagramFormat::TopoVox
+                                                                  : DiagramFormat::Cripser;
+    });
+  addInputOptions(p, a.input);
+  p.section("Engine");
+  p.value("engine", 0, "ENGINE",
+    "morse: discrete Morse reduction, union-find\nand PHAT on the Morse complex, all CPU "
+    "threads;\nreference: every cell's boundary reduced by PHAT\n(the tests' oracle; about 1.1 kB "
+    "a voxel in 3D)",
+    "morse", [&a](const std::string& text) {
+      a.reference = parseChoice(text, { "morse", "reference" }) == 1;
+    });
+  p.section("Memory");
+  p.value("memory-limit-gb", 0, "G",
+    "refuse, before computing, an input whose complex\nwould need more than G GiB (morse: "
+    "about 280\nbytes a voxel in 3D at most; reference: 1.1 kB);\ninf for no limit",
+    "8", [&a](const std::string& text) {
+      const double g = parseNumber(text);
+      if (!(g > 0))
+        throw UsageError("expected a number of GiB > 0, got '" + text + "'");
+      a.memoryLimitGb = g;
+    });
+  addExecutionOptions(p, a.execution);
+  p.epilog(std::string(inputFormatsHelp()) +
+    "\n\n"
+    "Columns (--format topovox): dimension,birth,death,birth_x,birth_y,birth_z,\n"
+    "death_x,death_y,death_z. The birth (death) voxel holds the birth (death)\n"
+    "value; x is the fastest axis (the last of a C-ordered numpy array). An\n"
+    "essential class (it never dies) has death inf (sublevel) or -inf\n"
+    "(superlevel) and death voxel -1,-1,-1. Rows by dimension, then birth.\n\n"
+    "--format cripser: rows dim,birth,death,x1,y1,z1,x2,y2,z2 as returned by\n"
+    "cripser.computePH (V) or tcripser.computePH (T) on the array np.load gives:\n"
+    "coordinates are numpy indices (axis 0 first, unused axes 0), an essential\n"
+    "class dies at DBL_MAX (-DBL_MAX for superlevel, whose values are those of\n"
+    "computePH(-image) negated); CSV without a header line.\n\n"
+    "NaN voxels are absent from the complex; +-inf are ordinary values. Pairs\n"
+    "with birth == death are not reported. Coefficients are Z/2.\n\n"
+    "Examples:\n"
+    "  topovox persistence image.npy -o diagram.csv\n"
+    "  topovox persistence vol.json --construction T --filtration superlevel -o d.npy\n"
+    "  topovox persistence ct.npy --max-dimension 1 --min-persistence 10 -o -\n"
+    "  topovox persistence image.npy --format cripser -o ph.npy");
+}
+
+// The kernels' pairs as a table in the chosen format.
+Table diagramTable(
+  const PersistenceDiagram& diagram, const Image& image, bool superlevel, DiagramFormat format)
+{
+  Table t;
+  t.values.reserve(diagram.pairs.size() * 9);
+  const double inf = std::numeric_limits<double>::infinity();
+  if (format == DiagramFormat::TopoVox)
+  {
+    t.columns = { "dimension", "birth", "death", "birth_x", "birth_y", "birth_z", "death_x",
+      "death_y", "death_z" };
+    for (const PersistencePair& p : diagram.pairs)
+    {
+      t.values.push_back(p.dimension);
+      t.values.push_back(p.birth);
+      t.values.push_back(p.essential ? (superlevel ? -inf : inf) : p.death);
+      for (int a = 0; a < 3; ++a)
+        t.values.push_back(static_cast<double>(p.birthVoxel[a]));
+      for (int a = 0; a < 3; ++a)
+        t.values.push_back(p.essential ? -1.0 : static_cast<double>(p.deathVoxel[a]));
+    }
+    return t;
+  }
+  // CubicalRipser's layout: numpy indices of the array as np.load returns
+  // it. A C-ordered array (and a raw file, read as one) has its axes in the
+  // order z, y, x; a Fortran-ordered one x, y, z.
+  t.columns = { "dim", "birth", "death", "x1", "y1", "z1", "x2", "y2", "z2" };
+  t.header = false; // cubicalripser's own CSV has none (np.loadtxt reads it)
+  const int axes = image.axes;
+  auto numpyIndex = [&](const int64_t voxel[3]) {
+    for (int k = 0; k < 3; ++k)
+    {
+      const int axis = k >= axes ? -1 : image.fortranOrder ? k : axes - 1 - k;
+      t.values.push_back(axis < 0 ? 0.0 : static_cast<double>(voxel[axis]));
+    }
+  };
+  for (const PersistencePair& p : diagram.pairs)
+  {
+    t.values.push_back(p.dimension);
+    t.values.push_back(p.birth);
+    t.values.push_back(p.essential ? (superlevel ? -DBL_MAX : DBL_MAX) : p.death);
+    numpyIndex(p.birthVoxel);
+    if (p.essential)
+      t.values.insert(t.values.end(), 3, -1.0);
+    else
+      numpyIndex(p.deathVoxel);
+  }
+  return t;
+}
+
+// The kernels build the persistence engines only with PHAT (Kernels/
+// CMakeLists.txt); without it the command is listed but refuses to run.
+#ifdef TOPOVOX_WITH_PHAT
+constexpr bool EngineBuilt = true;
+#else
+constexpr bool EngineBuilt = false;
+#endif
+const char* const EngineMissing = "persistence is not available: this topovox was built "
+                                  "without PHAT (Debian: libphat-dev, or cmake "
+                                  "-DPHAT_INCLUDE_DIR=<its headers>)";
+
+PersistenceDiagram computeDiagram(
+  const GridView& grid, const PersistenceOptions& options, bool reference)
+{
+#ifdef TOPOVOX_WITH_PHAT
+  return reference ? computePersistenceReference(grid, options) : computePersistence(grid, options);
+#else
+  (void)grid;
+  (void)options;
+  (void)reference;
+  throw Error(EngineMissing);
+#endif
+}
+
+} // namespace
+
+int runPersistence(const std::vector<std::string>& args)
+{
+  PersistenceArguments a;
+  OptionParser parser("topovox persistence [options] INPUT -o OUTPUT",
+    "Persistent homology of an image (1D, 2D or 3D): the birth and death values\n"
+    "of the connected components, loops and voids of the cubical complex of its\n"
+    "sublevel (or superlevel) sets, with the voxels where they happen. Exact, on\n"
+    "the CPU (all threads), by a discrete Morse reduction; equal to CubicalRipser.");
+  addPersistenceOptions(parser, a);
+  const std::vector<std::string> positional = parser.parse(args);
+  if (a.execution.help)
+  {
+    std::fputs(parser.help().c_str(), stdout);
+    return ExitSuccess;
+  }
+  if (positional.empty())
+    throw UsageError("persistence needs an INPUT file");
+  if (positional.size() > 1)
+    throw UsageError("persistence takes one INPUT file, got " +
+      std::to_string(positional.size()) + " ('" + positional[1] + "' too)");
+  if (a.output.empty())
+    throw UsageError("persistence needs -o OUTPUT (.csv, .npy, or - for stdout)");
+  const TableFormat format = tableFormatFor(a.output);
+  if (!EngineBuilt)
+    throw Error(EngineMissing);
+  const std::string& inputPath = positional[0];
+  const bool verbose = a.execution.verbose;
+
+  // The output's temporary file first: an unwritable folder fails now.
+  OutputFile output(a.output);
+
+  Stopwatch watch;
+  std::string how;
+  const Image image = readImage(inputPath, a.input, &how);
+  if (verbose)
+    say("read " + inputPath + " (" + how + "): " + image.describe() + ", " +
+      std::to_string(image.voxelCount()) + " voxels, " + seconds(watch.seconds()));
+
+  PersistenceOptions options = a.diagram;
+  options.device = a.execution.device;
+  options.threads = a.execution.threads;
+  const GridView grid = image.view();
+  const int dimension = grid.dimension();
+  options.maxDimension = a.maxDimension >= 0 ? a.maxDimension : dimension;
+
+  // The engine would be killed by the system (or thrash) long
+  // before it could report running out of memory: refuse now instead.
+  const double cells = cellCount(grid, options.construction);
+  const double needed = cells * (a.reference ? ReferenceBytesPerCell : MorseBytesPerCell) +
+    static_cast<double>(image.bytes.size());
+  const double limit = a.memoryLimitGb * 1024.0 * 1024.0 * 1024.0;
+  if (needed > limit)
+  {
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%g", a.memoryLimitGb);
+    throw Error("the persistence of this " + image.describe() + " image (" +
+      constructionName(options.construction) + " construction, " +
+      std::to_string(static_cast<long long>(cells)) + " cells) needs about " + bytesText(needed) +
+      " of memory, more than --memory-limit-gb " + gb +
+      ": crop or sub-sample the image, or raise the limit if the machine has the memory");
+  }
+  if (verbose)
+    say(std::string("complex: ") + constructionName(options.construction) + " construction, " +
+      std::to_string(dimension) + "D, " + std::to_string(static_cast<long long>(cells)) +
+      " cells, about " + bytesText(needed) + " of memory");
+
+  ProgressBar bar("topovox: persistence");
+  options.progress = bar.callback();
+  watch.restart();
+  const PersistenceDiagram diagram = computeDiagram(grid, options, a.reference);
+  bar.clear();
+  warn(diagram.warnings);
+  if (options.device == Device::GPU && diagram.device != Device::GPU && diagram.warnings.empty())
+    warn("persistence has no GPU path yet: it ran on the CPU");
+  if (diagram.pairs.empty())
+    warn("the diagram is empty: every voxel of the image is NaN");
+  const bool superlevel = options.filtration == Filtration::Superlevel;
+  if (verbose)
+  {
+    size_t size = diagram.timings.size();
+    for (size_t start = 0; start < size;)
+    {
+      size_t end = diagram.timings.find('\n', start);
+      if (end == std::string::npos)
+        end = size;
+      // "name: seconds" lines
+      const std::string line = diagram.timings.substr(start, end - start);
+      const size_t colon = line.rfind(": ");
+      if (colon != std::string::npos)
+        say("persistence stage " + line.substr(0, colon) + ": " +
+          seconds(std::atof(line.c_str() + colon + 2)));
+      else if (!line.empty())
+        say("persistence stage " + line);
+      start = end + 1;
+    }
+    size_t perDimension[4] = { 0, 0, 0, 0 }, essential = 0;
+    for (const PersistencePair& p : diagram.pairs)
+    {
+      if (p.dimension >= 0 && p.dimension < 4)
+        ++perDimension[p.dimension];
+      essential += p.essential ? 1 : 0;
+    }
+    std::string counts;
+    for (int k = 0; k <= options.maxDimension && k <= dimension; ++k)
+      counts += (k ? ", " : "") + std::to_string(perDimension[k]) + " in dimension " +
+        std::to_string(k);
+    say(std::string("persistence: construction ") + constructionName(options.construction) +
+      ", " + filtrationName(options.filtration) + ", " + std::to_string(diagram.pairs.size()) +
+      " pairs (" + counts + "; " + std::to_string(essential) + " essential), on " +
+      describeDevice(diagram.device, 1) + ": " + seconds(watch.seconds())); // sequential
+  }
+
+  watch.restart();
+  const Table table = diagramTable(diagram, image, superlevel, a.format);
+  writeTable(output.stream(), table, format);
+  output.commit();
+  if (verbose)
+    say("wrote " + (output.isStdout() ? std::string("stdout") : a.output) + " (" +
+      std::to_string(table.rowCount()) + " rows): " + seconds(watch.seconds()));
+  return ExitSuccess;
+}
+
+} // namespace cli
+} // namespace topovox
