@@ -2,6 +2,9 @@
 # Python wrapping, for pvpython and plain VTK Python), the ParaView plugin,
 # a CMake package for VTK C++ programs, and the tests that need VTK.
 find_package(ParaView 5.11 REQUIRED)
+if(NOT TOPOVOX_WITH_PHAT)
+  message(FATAL_ERROR "The ParaView plugin needs PHAT (Debian: libphat-dev) for persistence")
+endif()
 if(NOT PARAVIEW_USE_PYTHON)
   message(FATAL_ERROR "TopoVox needs a ParaView built with Python (Debian: python3-paraview)")
 endif()

@@ -292,7 +292,7 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
   checkGrid(grid);
   const Box owned = ownedBox(grid, options.owned);
   std::string warn;
-  const Device device = resolveDevice(options.device, &warn);
+  [[maybe_unused]] const Device device = resolveDevice(options.device, &warn);
   const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
   ThresholdMode mode = options.thresholdMode;
   if (mode == ThresholdMode::Auto)

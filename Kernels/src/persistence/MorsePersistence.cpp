@@ -14,6 +14,7 @@
 // V-path, so each cell is taken at most once.
 #include "topovox/Persistence.h"
 
+#include "DiagramAssembly.h"
 #include "MorseGradient.h"
 
 #include "../common/Parallel.h"
@@ -59,25 +60,11 @@ std::vector<double> orientedValues(const GridView& g, bool super)
   return out;
 }
 
-void coordinatesOf(const GridView& g, int64_t voxel, int64_t out[3])
-{
-  out[0] = voxel % g.dims[0];
-  out[1] = (voxel / g.dims[0]) % g.dims[1];
-  out[2] = voxel / (g.dims[0] * g.dims[1]);
-}
 } // namespace
 
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options)
 {
-  const std::string why = validateGrid(grid);
-  if (!why.empty())
-    throw std::invalid_argument(why);
-  if (grid.memory != MemorySpace::Host)
-    throw std::invalid_argument("the persistence engine needs the image in host memory");
-  if (options.maxDimension < 0)
-    throw std::invalid_argument("the maximum dimension must be at least 0");
-  if (!(options.minPersistence >= 0))
-    throw std::invalid_argument("the minimum persistence must be at least 0");
+  persistence::checkInput(grid, options);
 
   PersistenceDiagram out;
   out.dimension = grid.dimension();
@@ -192,17 +179,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   if (top >= 1 && !anyNan)
   {
     const int64_t outside = nCritical;
-    std::vector<int64_t> parent(critical.size() + 1);
-    for (size_t i = 0; i < parent.size(); ++i)
-      parent[i] = static_cast<int64_t>(i);
-    auto find = [&parent](int64_t x) {
-      while (parent[static_cast<size_t>(x)] != x)
-      {
-        parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-        x = parent[static_cast<size_t>(x)];
-      }
-      return x;
-    };
+    persistence::UnionFind maxima(critical.size() + 1);
     // From a (d-1)-cell through one of its cofaces, along the dual V-path,
     // to a maximum (its position) or the outside.
     auto reach = [&](int64_t cell, int axis, int side) {
@@ -243,12 +220,13 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
       for (int a = 0; a < 3; ++a)
         if (cg.active[a] && !(c[a] & 1))
           axis = a;
-      const int64_t r1 = find(reach(critical[static_cast<size_t>(j)].cell, axis, -1));
-      const int64_t r2 = find(reach(critical[static_cast<size_t>(j)].cell, axis, 1));
+      const int64_t r1 = maxima.find(reach(critical[static_cast<size_t>(j)].cell, axis, -1));
+      const int64_t r2 = maxima.find(reach(critical[static_cast<size_t>(j)].cell, axis, 1));
       if (r1 == r2)
         continue;
+      // The older maximum is the later one in filtration order (the outside last).
       const int64_t younger = std::min(r1, r2), older = std::max(r1, r2);
-      parent[static_cast<size_t>(younger)] = older;
+      maxima.attach(younger, older);
       dualPairs.emplace_back(j, younger);
       skip[static_cast<size_t>(j)] = 1;
     }
@@ -267,17 +245,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   std::vector<char> emptyColumn(critical.size(), 0);
   if (top >= 2)
   {
-    std::vector<int64_t> parent(critical.size());
-    for (size_t i = 0; i < parent.size(); ++i)
-      parent[i] = static_cast<int64_t>(i);
-    auto find = [&parent](int64_t x) {
-      while (parent[static_cast<size_t>(x)] != x)
-      {
-        parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-        x = parent[static_cast<size_t>(x)];
-      }
-      return x;
-    };
+    persistence::UnionFind minima(critical.size());
     // Down the gradient from a vertex to a minimum (its position).
     auto descend = [&](int64_t vertex) {
       for (;;)
@@ -307,7 +275,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
             v[a] += s ? 1 : -1;
             ends[s] = cg.index(v);
           }
-      const int64_t r1 = find(descend(ends[0])), r2 = find(descend(ends[1]));
+      const int64_t r1 = minima.find(descend(ends[0])), r2 = minima.find(descend(ends[1]));
       if (r1 == r2)
       {
         emptyColumn[static_cast<size_t>(j)] = 1; // creates a 1-cycle
@@ -315,8 +283,9 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
       }
       if (skip[static_cast<size_t>(j)])
         throw std::logic_error("persistence: an edge is both positive and negative");
+      // The older minimum is the earlier one in filtration order.
       const int64_t younger = std::max(r1, r2), older = std::min(r1, r2);
-      parent[static_cast<size_t>(younger)] = older;
+      minima.attach(younger, older);
       minimumPairs.emplace_back(younger, j);
       skip[static_cast<size_t>(j)] = 1;
     }
@@ -401,11 +370,12 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   phat::persistence_pairs pairs;
   phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
   stage("reduction", t0);
-  const double sign = super ? -1.0 : 1.0;
-  std::vector<char> paired(critical.size(), 0);
-  auto keep = [&](int dimension, double persistence) {
-    return dimension <= options.maxDimension && persistence > options.minPersistence;
+  persistence::DiagramBuilder diagram(grid, options);
+  auto cellOf = [&critical](int64_t j) {
+    const Critical& c = critical[static_cast<size_t>(j)];
+    return persistence::PairCell{ c.value, c.dimension, c.owner };
   };
+  std::vector<char> paired(critical.size(), 0);
   std::vector<std::pair<int64_t, int64_t>> all = dualPairs;
   all.insert(all.end(), minimumPairs.begin(), minimumPairs.end());
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
@@ -415,39 +385,15 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   }
   for (const auto& pr : all)
   {
-    const Critical& b = critical[static_cast<size_t>(pr.first)];
-    const Critical& d = critical[static_cast<size_t>(pr.second)];
     paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
-    PersistencePair p;
-    p.dimension = b.dimension;
-    p.birth = sign * b.value;
-    p.death = sign * d.value;
-    if (p.birth == p.death || !keep(p.dimension, p.persistence()))
-      continue;
-    coordinatesOf(grid, b.owner, p.birthVoxel);
-    coordinatesOf(grid, d.owner, p.deathVoxel);
-    out.pairs.push_back(p);
+    diagram.pair(cellOf(pr.first), cellOf(pr.second));
   }
   // Unpaired critical cells are essential: components (the roots of the
   // union-find on minima), and whatever the matrix leaves.
   for (size_t j = 0; j < critical.size(); ++j)
-    if (!paired[j] && critical[j].dimension <= options.maxDimension)
-    {
-      PersistencePair p;
-      p.dimension = critical[j].dimension;
-      p.birth = sign * critical[j].value;
-      p.death = super ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-      p.essential = true;
-      coordinatesOf(grid, critical[j].owner, p.birthVoxel);
-      out.pairs.push_back(p);
-    }
-  std::sort(out.pairs.begin(), out.pairs.end(), [super](const PersistencePair& a, const PersistencePair& b) {
-    if (a.dimension != b.dimension)
-      return a.dimension < b.dimension;
-    if (a.birth != b.birth)
-      return super ? a.birth > b.birth : a.birth < b.birth;
-    return super ? a.death > b.death : a.death < b.death;
-  });
+    if (!paired[j])
+      diagram.essential(cellOf(static_cast<int64_t>(j)));
+  out.pairs = diagram.finish();
   timings << "critical cells: " << critical.size() << " of " << cg.cellCount() << "\n";
   out.timings = timings.str();
   report(1.0);

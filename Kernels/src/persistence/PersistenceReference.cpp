@@ -5,6 +5,7 @@
 #include "topovox/Persistence.h"
 
 #include "CubicalCells.h"
+#include "DiagramAssembly.h"
 
 #include "../common/ScalarDispatch.h"
 
@@ -22,11 +23,6 @@
 
 namespace topovox
 {
-double PersistencePair::persistence() const
-{
-  return essential ? std::numeric_limits<double>::infinity() : std::fabs(death - birth);
-}
-
 namespace
 {
 using Clock = std::chrono::steady_clock;
@@ -91,25 +87,11 @@ std::vector<Cell> presentCells(const GridView& g, const cubical::CellGrid& cg, b
   return cells;
 }
 
-void voxelCoordinates(const GridView& g, int64_t voxel, int64_t out[3])
-{
-  out[0] = voxel % g.dims[0];
-  out[1] = (voxel / g.dims[0]) % g.dims[1];
-  out[2] = voxel / (g.dims[0] * g.dims[1]);
-}
 } // namespace
 
 PersistenceDiagram computePersistenceReference(const GridView& grid, const PersistenceOptions& options)
 {
-  const std::string why = validateGrid(grid);
-  if (!why.empty())
-    throw std::invalid_argument(why);
-  if (grid.memory != MemorySpace::Host)
-    throw std::invalid_argument("the reference persistence engine needs the image in host memory");
-  if (options.maxDimension < 0)
-    throw std::invalid_argument("the maximum dimension must be at least 0");
-  if (!(options.minPersistence >= 0))
-    throw std::invalid_argument("the minimum persistence must be at least 0");
+  persistence::checkInput(grid, options);
 
   std::ostringstream timings;
   auto stage = [&timings](const char* name, Clock::time_point since) {
@@ -174,46 +156,22 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
   PersistenceDiagram out;
   out.dimension = grid.dimension();
   out.device = Device::CPU;
-  const double sign = super ? -1.0 : 1.0;
-  std::vector<char> paired(cells.size(), 0);
-  auto keep = [&](int dimension, double persistence) {
-    return dimension <= options.maxDimension && persistence > options.minPersistence;
+  persistence::DiagramBuilder diagram(grid, options);
+  auto cellOf = [&cells](phat::index j) {
+    const Cell& c = cells[static_cast<size_t>(j)];
+    return persistence::PairCell{ c.key, c.dimension, c.voxel };
   };
+  std::vector<char> paired(cells.size(), 0);
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
   {
     const auto pr = pairs.get_pair(k);
-    const Cell& b = cells[static_cast<size_t>(pr.first)];
-    const Cell& d = cells[static_cast<size_t>(pr.second)];
     paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
-    PersistencePair p;
-    p.dimension = b.dimension;
-    p.birth = sign * b.key;
-    p.death = sign * d.key;
-    if (p.birth == p.death || !keep(p.dimension, p.persistence()))
-      continue;
-    voxelCoordinates(grid, b.voxel, p.birthVoxel);
-    voxelCoordinates(grid, d.voxel, p.deathVoxel);
-    out.pairs.push_back(p);
+    diagram.pair(cellOf(pr.first), cellOf(pr.second));
   }
   for (size_t j = 0; j < cells.size(); ++j)
-    if (!paired[j] && cells[j].dimension <= options.maxDimension)
-    {
-      PersistencePair p;
-      p.dimension = cells[j].dimension;
-      p.birth = sign * cells[j].key;
-      p.death = super ? -std::numeric_limits<double>::infinity()
-                      : std::numeric_limits<double>::infinity();
-      p.essential = true;
-      voxelCoordinates(grid, cells[j].voxel, p.birthVoxel);
-      out.pairs.push_back(p);
-    }
-  std::sort(out.pairs.begin(), out.pairs.end(), [super](const PersistencePair& a, const PersistencePair& b) {
-    if (a.dimension != b.dimension)
-      return a.dimension < b.dimension;
-    if (a.birth != b.birth)
-      return super ? a.birth > b.birth : a.birth < b.birth;
-    return super ? a.death > b.death : a.death < b.death;
-  });
+    if (!paired[j])
+      diagram.essential(cellOf(static_cast<phat::index>(j)));
+  out.pairs = diagram.finish();
   out.timings = timings.str();
   report(1.0);
   return out;

@@ -1,0 +1,105 @@
+#include "DiagramAssembly.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace topovox
+{
+double PersistencePair::persistence() const
+{
+  return essential ? std::numeric_limits<double>::infinity() : std::fabs(death - birth);
+}
+
+namespace persistence
+{
+void checkInput(const GridView& grid, const PersistenceOptions& options)
+{
+  const std::string why = validateGrid(grid);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  if (grid.memory != MemorySpace::Host)
+    throw std::invalid_argument("persistence needs the image in host memory");
+  if (options.maxDimension < 0)
+    throw std::invalid_argument("the maximum dimension must be at least 0");
+  if (!(options.minPersistence >= 0))
+    throw std::invalid_argument("the minimum persistence must be at least 0");
+}
+
+DiagramBuilder::DiagramBuilder(const GridView& grid, const PersistenceOptions& options)
+  : Grid(grid)
+  , Options(options)
+  , Super(options.filtration == Filtration::Superlevel)
+{
+}
+
+namespace
+{
+void coordinates(const GridView& g, int64_t voxel, int64_t out[3])
+{
+  out[0] = voxel % g.dims[0];
+  out[1] = (voxel / g.dims[0]) % g.dims[1];
+  out[2] = voxel / (g.dims[0] * g.dims[1]);
+}
+}
+
+void DiagramBuilder::pair(const PairCell& birth, const PairCell& death)
+{
+  const double sign = Super ? -1.0 : 1.0;
+  PersistencePair p;
+  p.dimension = birth.dimension;
+  p.birth = sign * birth.key;
+  p.death = sign * death.key;
+  if (p.birth == p.death || p.dimension > Options.maxDimension ||
+    !(p.persistence() > Options.minPersistence))
+    return;
+  coordinates(Grid, birth.voxel, p.birthVoxel);
+  coordinates(Grid, death.voxel, p.deathVoxel);
+  Pairs.push_back(p);
+}
+
+void DiagramBuilder::essential(const PairCell& birth)
+{
+  if (birth.dimension > Options.maxDimension)
+    return;
+  PersistencePair p;
+  p.dimension = birth.dimension;
+  p.birth = (Super ? -1.0 : 1.0) * birth.key;
+  p.death = Super ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  p.essential = true;
+  coordinates(Grid, birth.voxel, p.birthVoxel);
+  Pairs.push_back(p);
+}
+
+std::vector<PersistencePair> DiagramBuilder::finish()
+{
+  const bool super = Super;
+  std::sort(Pairs.begin(), Pairs.end(), [super](const PersistencePair& a, const PersistencePair& b) {
+    if (a.dimension != b.dimension)
+      return a.dimension < b.dimension;
+    if (a.birth != b.birth)
+      return super ? a.birth > b.birth : a.birth < b.birth;
+    return super ? a.death > b.death : a.death < b.death;
+  });
+  return std::move(Pairs);
+}
+
+UnionFind::UnionFind(size_t n)
+  : Parent(n)
+{
+  std::iota(Parent.begin(), Parent.end(), int64_t(0));
+}
+
+int64_t UnionFind::find(int64_t x)
+{
+  while (Parent[static_cast<size_t>(x)] != x)
+  {
+    Parent[static_cast<size_t>(x)] = Parent[static_cast<size_t>(Parent[static_cast<size_t>(x)])];
+    x = Parent[static_cast<size_t>(x)];
+  }
+  return x;
+}
+}
+}
