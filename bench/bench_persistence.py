@@ -100,6 +100,7 @@ def main():
     ap.add_argument("--sizes", choices=["small", "full"], default="full")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--python", default=sys.executable, help="a python that imports cripser")
+    ap.add_argument("--only", default="", help="comma-separated words: run the inputs whose name has one")
     args = ap.parse_args()
 
     full = args.sizes == "full"
@@ -115,6 +116,9 @@ def main():
     ]
     if not full:
         inputs = inputs[2:]
+    if args.only:
+        words = args.only.split(",")
+        inputs = [i for i in inputs if any(w in i[0] for w in words)]
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name, make in inputs:
