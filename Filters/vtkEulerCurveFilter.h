@@ -106,8 +106,9 @@ public:
   ///@}
 
   ///@{
-  /** Component of a multi-component array (default 0). */
-  vtkSetClampMacro(Component, int, 0, VTK_INT_MAX);
+  /** Component of the array. -1 (default): the only one; a multi-component
+   * array then needs an explicit choice (an error says so). */
+  vtkSetClampMacro(Component, int, -1, VTK_INT_MAX);
   vtkGetMacro(Component, int);
   ///@}
 
@@ -140,7 +141,7 @@ protected:
   int ThresholdMode = THRESHOLDS_AUTO;
   int NumberOfBins = 256;
   int Device = DEVICE_AUTO;
-  int Component = 0;
+  int Component = -1;
   int NumberOfThreads = 0;
   std::vector<double> Thresholds;
   vtkMultiProcessController* Controller = nullptr;

@@ -26,6 +26,7 @@
 #include "vtkTable.h"
 #include "vtkUnstructuredGrid.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -210,7 +211,7 @@ int vtkPersistenceDiagramFilter::RequestData(
   };
   const bool super = this->Filtration != 0;
   double range[2];
-  array->GetRange(range, this->Component);
+  array->GetRange(range, std::max(0, this->Component)); // -1 would mean the magnitude
   // Essential classes are drawn up to the far end of the values.
   const double far = super ? range[0] : range[1];
 

@@ -70,8 +70,9 @@ public:
   vtkGetMacro(Device, int);
   ///@}
   ///@{
-  /** Component of a multi-component array (default 0). */
-  vtkSetClampMacro(Component, int, 0, VTK_INT_MAX);
+  /** Component of the array. -1 (default): the only one; a multi-component
+   * array then needs an explicit choice (an error says so). */
+  vtkSetClampMacro(Component, int, -1, VTK_INT_MAX);
   vtkGetMacro(Component, int);
   ///@}
   ///@{
@@ -103,7 +104,7 @@ protected:
   int MaximumDimension = 3;
   double MinimumPersistence = 0.0;
   int Device = 0;
-  int Component = 0;
+  int Component = -1;
   int NumberOfThreads = 0;
   vtkMultiProcessController* Controller = nullptr;
 

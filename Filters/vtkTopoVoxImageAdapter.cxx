@@ -67,9 +67,17 @@ std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellDat
     return std::string("array '") + (array->GetName() ? array->GetName() : "") +
       "' has the non-numeric type " + array->GetDataTypeAsString();
   const int ncomp = array->GetNumberOfComponents();
-  if (component < 0 || component >= ncomp)
-    return "component " + std::to_string(component) + " does not exist (the array has " +
-      std::to_string(ncomp) + ")";
+  const std::string name = array->GetName() ? array->GetName() : "";
+  // -1 (the default) means "the only one": a vector array needs a choice,
+  // since no component is more natural than another.
+  if (component < 0 && ncomp > 1)
+    return "array '" + name + "' has " + std::to_string(ncomp) +
+      " components: choose one with the Component property";
+  if (component < 0)
+    component = 0;
+  if (component >= ncomp)
+    return "component " + std::to_string(component) + " does not exist (array '" + name +
+      "' has " + std::to_string(ncomp) + ")";
   int ext[6];
   image->GetExtent(ext);
   for (int a = 0; a < 3; ++a)

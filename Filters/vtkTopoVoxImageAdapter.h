@@ -28,7 +28,8 @@ topovox::Device toDevice(int property);
 // translator in block mode. Adjacent pieces share a plane of points.
 void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
 
-// Describes component `component` of `array` (point data, or cell data when
+// Describes component `component` (-1: the only one; an error for a
+// multi-component array) of `array` (point data, or cell data when
 // cellData) of `image` as a GridView, and the box of samples this piece owns
 // (local indices): a shared plane of points belongs to the lower piece; the
 // cells of a piece never overlap another's. `whole` and `piece` are extents
