@@ -342,6 +342,9 @@ int runPersistence(const std::vector<std::string>& args)
         say("persistence stage " + line);
       start = end + 1;
     }
+    if (diagram.criticalCells > 0)
+      say("persistence: " + std::to_string(diagram.criticalCells) + " critical cells of " +
+        std::to_string(diagram.cells) + " in the discrete gradient");
     size_t perDimension[4] = { 0, 0, 0, 0 }, essential = 0;
     for (const PersistencePair& p : diagram.pairs)
     {

@@ -69,6 +69,8 @@ struct PersistenceDiagram
   Device device = Device::CPU;
   std::string warnings;
   std::string timings; // one "stage: seconds" line per stage
+  int64_t cells = 0;         // of the complex
+  int64_t criticalCells = 0; // of the gradient (Morse engine; 0 otherwise)
 };
 
 // The discrete Morse engine: a discrete gradient built voxel by voxel (each

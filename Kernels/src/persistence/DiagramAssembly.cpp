@@ -88,8 +88,21 @@ std::vector<PersistencePair> DiagramBuilder::finish()
 
 UnionFind::UnionFind(size_t n)
   : Parent(n)
+  , Label(n)
+  , Rank(n, 0)
 {
   std::iota(Parent.begin(), Parent.end(), int64_t(0));
+  std::iota(Label.begin(), Label.end(), int64_t(0));
+}
+
+void UnionFind::merge(int64_t a, int64_t b, int64_t label)
+{
+  if (Rank[static_cast<size_t>(a)] < Rank[static_cast<size_t>(b)])
+    std::swap(a, b);
+  Parent[static_cast<size_t>(b)] = a;
+  if (Rank[static_cast<size_t>(a)] == Rank[static_cast<size_t>(b)])
+    ++Rank[static_cast<size_t>(a)];
+  Label[static_cast<size_t>(a)] = label;
 }
 
 int64_t UnionFind::find(int64_t x)

@@ -42,17 +42,21 @@ private:
   std::vector<PersistencePair> Pairs;
 };
 
-// Union-find over 0..n-1 with path halving; the caller decides which root
-// survives a merge (the elder rule).
+// Union-find over 0..n-1 (union by rank, path halving). Each set carries a
+// label, the element that stands for it: the oldest, by the elder rule,
+// which the caller gives at each merge. Trees stay shallow whatever the
+// labels.
 class UnionFind
 {
 public:
   explicit UnionFind(size_t n);
-  int64_t find(int64_t x);
-  void attach(int64_t child, int64_t root) { Parent[static_cast<size_t>(child)] = root; }
+  int64_t find(int64_t x);                   // the set's root
+  int64_t label(int64_t root) const { return Label[static_cast<size_t>(root)]; }
+  void merge(int64_t rootA, int64_t rootB, int64_t label);
 
 private:
-  std::vector<int64_t> Parent;
+  std::vector<int64_t> Parent, Label;
+  std::vector<uint8_t> Rank;
 };
 }
 }

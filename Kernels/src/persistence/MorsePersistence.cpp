@@ -114,18 +114,25 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     return std::tie(a.value, a.dimension, a.owner, a.cell) <
       std::tie(b.value, b.dimension, b.owner, b.cell);
   });
-  std::unordered_map<int64_t, int64_t> column;
-  column.reserve(critical.size() * 2);
+  // Position of a critical cell in that order, by binary search over the
+  // critical cells sorted by cell index (less memory than a hash map).
+  std::vector<std::pair<int64_t, int64_t>> byCell(critical.size());
   for (size_t j = 0; j < critical.size(); ++j)
-    column[critical[j].cell] = static_cast<int64_t>(j);
+    byCell[j] = { critical[j].cell, static_cast<int64_t>(j) };
+  std::sort(byCell.begin(), byCell.end());
+  auto columnOf = [&byCell](int64_t cell) {
+    const auto it = std::lower_bound(byCell.begin(), byCell.end(), std::make_pair(cell, int64_t(-1)));
+    return it->second;
+  };
   stage("critical cells", t0);
 
   // 3. Morse boundaries by V-path parity.
   t0 = Clock::now();
   // Key of a cell in the descent order: the rank of its owner among the
   // voxels (value, then index; NaN voxels own no cell), then its step.
-  std::vector<int64_t> rank(value.size());
-  {
+  std::vector<int64_t> rank;
+  auto computeRanks = [&]() {
+    rank.resize(value.size());
     std::vector<int64_t> byValue(value.size());
     for (size_t i = 0; i < byValue.size(); ++i)
       byValue[i] = static_cast<int64_t>(i);
@@ -138,7 +145,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     });
     for (size_t r = 0; r < byValue.size(); ++r)
       rank[static_cast<size_t>(byValue[r])] = static_cast<int64_t>(r);
-  }
+  };
   using Key = std::pair<uint64_t, int64_t>; // (rank * 32 + step, cell)
   auto keyOf = [&](int64_t cell) {
     const int64_t owner = g.owner(cell);
@@ -180,22 +187,48 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   {
     const int64_t outside = nCritical;
     persistence::UnionFind maxima(critical.size() + 1);
+    // Top cells sit at odd coordinates on the image's axes.
+    int64_t tdim[3];
+    for (int a = 0; a < 3; ++a)
+      tdim[a] = cg.active[a] ? (cg.dims[a] - 1) / 2 : 1;
+    auto topNumber = [&](const int64_t c[3]) {
+      int64_t n[3];
+      for (int a = 0; a < 3; ++a)
+        n[a] = cg.active[a] ? (c[a] - 1) >> 1 : 0;
+      return n[0] + tdim[0] * (n[1] + tdim[1] * n[2]);
+    };
+    // Where the dual path entering each top cell ends, found once (as for
+    // the vertices below): -1 unknown, else a maximum's position or outside.
+    std::vector<int64_t> maximumOf(static_cast<size_t>(tdim[0] * tdim[1] * tdim[2]), -1);
+    std::vector<int64_t> path;
     // From a (d-1)-cell through one of its cofaces, along the dual V-path,
     // to a maximum (its position) or the outside.
     auto reach = [&](int64_t cell, int axis, int side) {
+      path.clear();
+      int64_t end = outside;
       for (;;)
       {
         int64_t c[3];
         cg.coordinates(cell, c);
         c[axis] += side;
         if (c[axis] < 0 || c[axis] >= cg.dims[axis])
-          return outside;
+          break;
         const int64_t coface = cg.index(c);
         const uint8_t state = g.state[static_cast<size_t>(coface)];
         if (state == morse::kAbsent)
-          return outside;
+          break;
+        const int64_t number = topNumber(c);
+        if (maximumOf[static_cast<size_t>(number)] >= 0)
+        {
+          end = maximumOf[static_cast<size_t>(number)];
+          break;
+        }
+        path.push_back(number);
         if (state == morse::kCritical)
-          return column.at(coface);
+        {
+          end = columnOf(coface);
+          break;
+        }
         // The coface is paired with one of its faces: go through that face
         // to its other coface.
         const int64_t face = morse::partner(cg, coface, state);
@@ -209,6 +242,9 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
           }
         cell = face;
       }
+      for (int64_t number : path)
+        maximumOf[static_cast<size_t>(number)] = end;
+      return end;
     };
     for (int64_t j = nCritical - 1; j >= 0; --j)
     {
@@ -225,8 +261,9 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
       if (r1 == r2)
         continue;
       // The older maximum is the later one in filtration order (the outside last).
-      const int64_t younger = std::min(r1, r2), older = std::max(r1, r2);
-      maxima.attach(younger, older);
+      const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
+      const int64_t younger = std::min(l1, l2), older = std::max(l1, l2);
+      maxima.merge(r1, r2, older);
       dualPairs.emplace_back(j, younger);
       skip[static_cast<size_t>(j)] = 1;
     }
@@ -247,15 +284,41 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   {
     persistence::UnionFind minima(critical.size());
     // Down the gradient from a vertex to a minimum (its position).
+    // Vertices sit at even coordinates: (dims + 1) / 2 of them per axis.
+    const int64_t vx = (cg.dims[0] + 1) / 2, vy = (cg.dims[1] + 1) / 2, vz = (cg.dims[2] + 1) / 2;
+    auto vertexNumber = [&](int64_t vertex) {
+      int64_t c[3];
+      cg.coordinates(vertex, c);
+      return (c[0] >> 1) + vx * ((c[1] >> 1) + vy * (c[2] >> 1));
+    };
+    // Where each vertex's gradient path ends, found once: a path is walked
+    // until a vertex already known, then every vertex on it learns the end.
+    std::vector<int64_t> minimumOf(static_cast<size_t>(vx * vy * vz), -1);
+    std::vector<int64_t> path;
     auto descend = [&](int64_t vertex) {
+      path.clear();
+      int64_t end = -1;
       for (;;)
       {
+        const int64_t number = vertexNumber(vertex);
+        if (minimumOf[static_cast<size_t>(number)] >= 0)
+        {
+          end = minimumOf[static_cast<size_t>(number)];
+          break;
+        }
+        path.push_back(number);
         const uint8_t state = g.state[static_cast<size_t>(vertex)];
         if (state == morse::kCritical)
-          return column.at(vertex);
+        {
+          end = columnOf(vertex);
+          break;
+        }
         const int64_t edge = morse::partner(cg, vertex, state);
         vertex = 2 * edge - vertex; // the edge's other end
       }
+      for (int64_t number : path)
+        minimumOf[static_cast<size_t>(number)] = end;
+      return end;
     };
     for (int64_t j = 0; j < nCritical; ++j)
     {
@@ -276,6 +339,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
             ends[s] = cg.index(v);
           }
       const int64_t r1 = minima.find(descend(ends[0])), r2 = minima.find(descend(ends[1]));
+      const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
       if (r1 == r2)
       {
         emptyColumn[static_cast<size_t>(j)] = 1; // creates a 1-cycle
@@ -284,8 +348,8 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
       if (skip[static_cast<size_t>(j)])
         throw std::logic_error("persistence: an edge is both positive and negative");
       // The older minimum is the earlier one in filtration order.
-      const int64_t younger = std::max(r1, r2), older = std::min(r1, r2);
-      minima.attach(younger, older);
+      const int64_t younger = std::max(l1, l2), older = std::min(l1, l2);
+      minima.merge(r1, r2, older);
       minimumPairs.emplace_back(younger, j);
       skip[static_cast<size_t>(j)] = 1;
     }
@@ -294,6 +358,11 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   // 3c. Critical cells are independent: their boundaries are computed in
   // parallel (the gradient is only read), then put in the matrix in order.
   std::vector<std::vector<phat::index>> boundaries(critical.size());
+  bool anyBoundary = false;
+  for (size_t j = 0; j < critical.size() && !anyBoundary; ++j)
+    anyBoundary = !skip[j] && !emptyColumn[j] && critical[j].dimension > 0;
+  if (anyBoundary)
+    computeRanks(); // the descent order, needed by boundaries only
   parallelFor(static_cast<int64_t>(critical.size()), threads, [&](int worker, int64_t j0, int64_t j1) {
     std::priority_queue<Key> chain;
     int64_t faces[6];
@@ -320,7 +389,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
         const int64_t cell = top.second;
         const uint8_t state = g.state[static_cast<size_t>(cell)];
         if (state == morse::kCritical)
-          entries.push_back(static_cast<phat::index>(column.at(cell)));
+          entries.push_back(static_cast<phat::index>(columnOf(cell)));
         else if (state >= morse::kUp && state < morse::kDown)
         {
           const int64_t coface = morse::partner(cg, cell, state);
@@ -394,8 +463,9 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     if (!paired[j])
       diagram.essential(cellOf(static_cast<int64_t>(j)));
   out.pairs = diagram.finish();
-  timings << "critical cells: " << critical.size() << " of " << cg.cellCount() << "\n";
   out.timings = timings.str();
+  out.criticalCells = static_cast<int64_t>(critical.size());
+  out.cells = cg.cellCount();
   report(1.0);
   return out;
 }
