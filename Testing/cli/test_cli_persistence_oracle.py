@@ -311,6 +311,16 @@ def every_configuration(ck, what, image, **kw):
 
 # --- the cases ---------------------------------------------------------------
 
+def gaussian_field(shape, exponent, seed):
+    """A Gaussian random field with power spectrum |k|^-exponent, float32."""
+    noise = np.fft.rfftn(np.random.default_rng(seed).standard_normal(shape))
+    grids = np.meshgrid(*[np.fft.fftfreq(n) for n in shape[:-1]], np.fft.rfftfreq(shape[-1]),
+                        indexing="ij")
+    k2 = sum(g * g for g in grids)
+    k2[(0,) * len(shape)] = 1.0
+    return np.fft.irfftn(noise * k2 ** (-exponent / 4.0), s=shape).astype(np.float32)
+
+
 def cases_synthetic(rng):
     """Independent groups of cases, (name, function, arguments), so that two
     processes can share them."""
@@ -356,6 +366,11 @@ def cases_synthetic(rng):
     # Smooth fields: long-lived features in every dimension.
     z, y, x = np.indices((18, 19, 20)) / 3.0
     add("smooth 3D", case_every, [np.sin(x) * np.cos(y) * np.sin(z + 0.5)])
+    # Gaussian random fields with power spectra k^-1, k^-2, k^-3 (rough to
+    # smooth), 2D and 3D.
+    add("Gaussian random fields", case_every,
+        [gaussian_field(shape, exponent, 7 + exponent)
+         for exponent in (1, 2, 3) for shape in ((18, 19, 20), (64, 72))])
     # Random shapes (1 to 6 voxels an axis, 1 to 3 axes), levels, NaN, inf,
     # configurations and filters.
     for part in range(6):
