@@ -14,7 +14,7 @@ libopenmpi-dev libnetcdf-dev libpng-dev python3-dev libtheora-dev libtiff-dev
 libx11-dev libxt-dev libdouble-conversion-dev libavcodec-dev libavformat-dev
 libavutil-dev libswscale-dev libboost-dev python3-mpi4py libgl-dev
 libphat-dev libgudhi-dev
-openmpi-bin xvfb xauth
+openmpi-bin xvfb xauth clang libclang-rt-14-dev
 python3-numpy python3-scipy python3-skimage python3-gudhi python3-pip"
 
 SUDO=""
