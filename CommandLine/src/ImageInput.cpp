@@ -2,6 +2,7 @@
 
 #include "Errors.h"
 #include "InputFile.h"
+#include "NiftiReader.h"
 #include "NpyReader.h"
 #include "RawReader.h"
 #include "Sidecar.h"
@@ -45,9 +46,9 @@ void addInputOptions(OptionParser& p, InputOptions& o)
 
 const char* inputFormatsHelp()
 {
-  return "Input formats: NumPy .npy (also .npy.gz); a .json sidecar describing a raw\n"
-         "file; .raw/.raw.gz with a sibling .json sidecar; any raw file (also gzip-\n"
-         "compressed) with --dims and --dtype.";
+  return "Input formats: NumPy .npy (also .npy.gz); NIfTI-1 .nii (also .nii.gz);\n"
+         "a .json sidecar describing a raw file; .raw/.raw.gz with a sibling .json\n"
+         "sidecar; any raw file (also gzip-compressed) with --dims and --dtype.";
 }
 
 Image readImage(const std::string& path, const InputOptions& o, std::string* how)
@@ -62,6 +63,14 @@ Image readImage(const std::string& path, const InputOptions& o, std::string* how
     InputFile probe(path);
   }
 
+  if (isNiftiPath(path))
+  {
+    if (rawOptions)
+      throw UsageError(std::string("--dims, --dtype and --byte-order describe raw files; ") +
+        path + " describes itself");
+    say("NIfTI-1");
+    return readNifti(path);
+  }
   const bool npy = endsWith(path, ".npy") || endsWith(path, ".npy.gz") ||
     (!endsWith(path, ".json") && o.dims.empty() && hasNpyMagic(path));
   if (npy || endsWith(path, ".json"))
