@@ -3,6 +3,7 @@
 // dimension of the cubical complex at that threshold.
 #include "Commands.h"
 
+#include "CommandSteps.h"
 #include "CommonOptions.h"
 #include "Errors.h"
 #include "ImageInput.h"
@@ -144,27 +145,16 @@ int runEuler(const std::vector<std::string>& args)
     std::fputs(parser.help().c_str(), stdout);
     return ExitSuccess;
   }
-  if (positional.empty())
-    throw UsageError("euler needs an INPUT file");
-  if (positional.size() > 1)
-    throw UsageError("euler takes one INPUT file, got " + std::to_string(positional.size()) +
-      " ('" + positional[1] + "' too)");
-  if (a.output.empty())
-    throw UsageError("euler needs -o OUTPUT (.csv, .npy, or - for stdout)");
+  const std::string& inputPath = singleInput(positional, a.output, "euler");
   const TableFormat format = tableFormatFor(a.output);
   checkThresholdOptions(parser, a.curve);
-  const std::string& inputPath = positional[0];
   const bool verbose = a.execution.verbose;
 
   // The output's temporary file first: an unwritable folder fails now.
   OutputFile output(a.output);
 
+  const Image image = readInputLogged(inputPath, a.input, verbose);
   Stopwatch watch;
-  std::string how;
-  const Image image = readImage(inputPath, a.input, &how);
-  if (verbose)
-    say("read " + inputPath + " (" + how + "): " + image.describe() + ", " +
-      std::to_string(image.voxelCount()) + " voxels, " + seconds(watch.seconds()));
 
   EulerCurveOptions options = a.curve;
   options.device = a.execution.device;
@@ -191,13 +181,7 @@ int runEuler(const std::vector<std::string>& args)
       "D complex, on " + describeDevice(curve.device, options.threads) + ": " +
       seconds(watch.seconds()));
 
-  watch.restart();
-  const Table table = curveTable(curve);
-  writeTable(output.stream(), table, format);
-  output.commit();
-  if (verbose)
-    say("wrote " + (output.isStdout() ? std::string("stdout") : a.output) + " (" +
-      std::to_string(table.rowCount()) + " rows): " + seconds(watch.seconds()));
+  writeTableLogged(output, curveTable(curve), format, a.output, verbose);
   return ExitSuccess;
 }
 

@@ -6,6 +6,7 @@
 // engine cannot hold within --memory-limit-gb are refused before it starts.
 #include "Commands.h"
 
+#include "CommandSteps.h"
 #include "CommonOptions.h"
 #include "Errors.h"
 #include "ImageInput.h"
@@ -262,28 +263,17 @@ int runPersistence(const std::vector<std::string>& args)
     std::fputs(parser.help().c_str(), stdout);
     return ExitSuccess;
   }
-  if (positional.empty())
-    throw UsageError("persistence needs an INPUT file");
-  if (positional.size() > 1)
-    throw UsageError("persistence takes one INPUT file, got " +
-      std::to_string(positional.size()) + " ('" + positional[1] + "' too)");
-  if (a.output.empty())
-    throw UsageError("persistence needs -o OUTPUT (.csv, .npy, or - for stdout)");
+  const std::string& inputPath = singleInput(positional, a.output, "persistence");
   const TableFormat format = tableFormatFor(a.output);
   if (!EngineBuilt)
     throw Error(EngineMissing);
-  const std::string& inputPath = positional[0];
   const bool verbose = a.execution.verbose;
 
   // The output's temporary file first: an unwritable folder fails now.
   OutputFile output(a.output);
 
+  const Image image = readInputLogged(inputPath, a.input, verbose);
   Stopwatch watch;
-  std::string how;
-  const Image image = readImage(inputPath, a.input, &how);
-  if (verbose)
-    say("read " + inputPath + " (" + how + "): " + image.describe() + ", " +
-      std::to_string(image.voxelCount()) + " voxels, " + seconds(watch.seconds()));
 
   PersistenceOptions options = a.diagram;
   options.device = a.execution.device;
@@ -359,16 +349,10 @@ int runPersistence(const std::vector<std::string>& args)
     say(std::string("persistence: construction ") + constructionName(options.construction) +
       ", " + filtrationName(options.filtration) + ", " + std::to_string(diagram.pairs.size()) +
       " pairs (" + counts + "; " + std::to_string(essential) + " essential), on " +
-      describeDevice(diagram.device, 1) + ": " + seconds(watch.seconds())); // sequential
+      describeDevice(diagram.device, options.threads) + ": " + seconds(watch.seconds()));
   }
 
-  watch.restart();
-  const Table table = diagramTable(diagram, image, superlevel, a.format);
-  writeTable(output.stream(), table, format);
-  output.commit();
-  if (verbose)
-    say("wrote " + (output.isStdout() ? std::string("stdout") : a.output) + " (" +
-      std::to_string(table.rowCount()) + " rows): " + seconds(watch.seconds()));
+  writeTableLogged(output, diagramTable(diagram, image, superlevel, a.format), format, a.output, verbose);
   return ExitSuccess;
 }
 

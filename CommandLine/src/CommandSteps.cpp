@@ -1,0 +1,49 @@
+#include "CommandSteps.h"
+
+#include "Errors.h"
+#include "Messages.h"
+#include "Progress.h"
+
+namespace topovox
+{
+namespace cli
+{
+
+const std::string& singleInput(
+  const std::vector<std::string>& positional, const std::string& output, const char* command)
+{
+  const std::string name(command);
+  if (positional.empty())
+    throw UsageError(name + " needs an INPUT file");
+  if (positional.size() > 1)
+    throw UsageError(name + " takes one INPUT file, got " + std::to_string(positional.size()) +
+      " ('" + positional[1] + "' too)");
+  if (output.empty())
+    throw UsageError(name + " needs -o OUTPUT (.csv, .npy, or - for stdout)");
+  return positional[0];
+}
+
+Image readInputLogged(const std::string& path, const InputOptions& options, bool verbose)
+{
+  Stopwatch watch;
+  std::string how;
+  Image image = readImage(path, options, &how);
+  if (verbose)
+    say("read " + path + " (" + how + "): " + image.describe() + ", " +
+      std::to_string(image.voxelCount()) + " voxels, " + seconds(watch.seconds()));
+  return image;
+}
+
+void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
+  const std::string& outputName, bool verbose)
+{
+  Stopwatch watch;
+  writeTable(output.stream(), table, format);
+  output.commit();
+  if (verbose)
+    say("wrote " + (output.isStdout() ? std::string("stdout") : outputName) + " (" +
+      std::to_string(table.rowCount()) + " rows): " + seconds(watch.seconds()));
+}
+
+} // namespace cli
+} // namespace topovox
