@@ -21,7 +21,8 @@
  * cell belongs to the voxel attaining its value, so shared planes are never
  * counted twice); the curve, identical to the serial one, is on rank 0, and
  * the other ranks output an empty table (chart views append every rank's
- * rows).
+ * rows). Ranks exchange Exact thresholds as doubles: for 64-bit integer data
+ * beyond 2^53 under MPI, use Bins or List thresholds.
  */
 #ifndef vtkEulerCurveFilter_h
 #define vtkEulerCurveFilter_h
