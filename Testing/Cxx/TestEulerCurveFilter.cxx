@@ -8,6 +8,7 @@
 #include "BruteForceEuler.h"
 
 #include "vtkCellData.h"
+#include "TestHarness.h"
 #include "vtkCommand.h"
 #include "vtkDataArray.h"
 #include "vtkDoubleArray.h"
@@ -34,30 +35,9 @@
 
 namespace
 {
-int failures = 0;
-void expect(bool ok, const std::string& what)
-{
-  if (!ok)
-  {
-    ++failures;
-    std::printf("FAIL: %s\n", what.c_str());
-  }
-}
-
-// Counts ErrorEvents instead of letting them print (and fail the test log).
-class ErrorCounter : public vtkCommand
-{
-public:
-  static ErrorCounter* New() { return new ErrorCounter; }
-  void Execute(vtkObject*, unsigned long, void* data) override
-  {
-    ++this->Errors;
-    this->Last += data ? static_cast<const char*>(data) : "";
-    this->Last += "\n";
-  }
-  int Errors = 0;
-  std::string Last; // every message so far
-};
+using topovox_test::EventCollector;
+using topovox_test::expect;
+using topovox_test::failures;
 
 template <typename ArrayT>
 void checkType(const char* name, std::mt19937& rng)
@@ -148,13 +128,13 @@ void checkErrors()
   image->GetPointData()->SetScalars(a);
 
   auto run = [&](vtkEulerCurveFilter* f, const std::string& what, const std::string& reason) {
-    vtkNew<ErrorCounter> errors;
+    vtkNew<EventCollector> errors;
     f->AddObserver(vtkCommand::ErrorEvent, errors);
     f->GetExecutive()->AddObserver(vtkCommand::ErrorEvent, errors);
     f->SetInputData(image);
     f->Update();
-    expect(errors->Errors > 0, what + ": reported an error");
-    expect(errors->Last.find(reason) != std::string::npos,
+    expect(errors->Count > 0, what + ": reported an error");
+    expect(errors->Messages.find(reason) != std::string::npos,
       what + ": the error says why (" + reason + ")");
     expect(f->GetOutput()->GetNumberOfRows() == 0, what + ": no partial output");
   };
@@ -180,24 +160,24 @@ void checkErrors()
     f->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "nothing");
     vtkNew<vtkImageData> bare;
     bare->SetDimensions(3, 3, 3);
-    vtkNew<ErrorCounter> errors;
+    vtkNew<EventCollector> errors;
     f->AddObserver(vtkCommand::ErrorEvent, errors);
     f->SetInputData(bare);
     f->Update();
-    expect(errors->Errors > 0 && errors->Last.find("no scalar array") != std::string::npos,
-      "no array: says so ('" + errors->Last + "')");
+    expect(errors->Count > 0 && errors->Messages.find("no scalar array") != std::string::npos,
+      "no array: says so ('" + errors->Messages + "')");
   }
   {
     // A GPU request without a GPU (this test runs on CI) warns and works.
     vtkNew<vtkEulerCurveFilter> f;
     f->SetDevice(vtkEulerCurveFilter::DEVICE_GPU);
-    vtkNew<ErrorCounter> warnings;
+    vtkNew<EventCollector> warnings;
     f->AddObserver(vtkCommand::WarningEvent, warnings);
     f->SetInputData(image);
     f->Update();
     expect(f->GetOutput()->GetNumberOfRows() == 1, "GPU request: a curve is produced");
     const bool gpu = std::string(f->GetLastDevice()) == "gpu";
-    expect(gpu || warnings->Errors > 0, "GPU request without a GPU: a warning");
+    expect(gpu || warnings->Count > 0, "GPU request without a GPU: a warning");
   }
 }
 } // namespace

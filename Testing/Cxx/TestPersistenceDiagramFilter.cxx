@@ -9,6 +9,7 @@
 #include "topovox/Persistence.h"
 
 #include "vtkCellData.h"
+#include "TestHarness.h"
 #include "vtkCommand.h"
 #include "vtkDataArray.h"
 #include "vtkDoubleArray.h"
@@ -31,27 +32,9 @@
 
 namespace
 {
-int failures = 0;
-void expect(bool ok, const std::string& what)
-{
-  if (!ok)
-  {
-    ++failures;
-    std::printf("FAIL: %s\n", what.c_str());
-  }
-}
-
-class ErrorCounter : public vtkCommand
-{
-public:
-  static ErrorCounter* New() { return new ErrorCounter; }
-  void Execute(vtkObject*, unsigned long, void* data) override
-  {
-    Messages += data ? static_cast<const char*>(data) : "";
-    Messages += "\n";
-  }
-  std::string Messages;
-};
+using topovox_test::EventCollector;
+using topovox_test::expect;
+using topovox_test::failures;
 
 using Triple = std::tuple<int, double, double>;
 
@@ -154,7 +137,7 @@ void checkCase(bool cellData, int construction, int filtration, bool withNan, st
 void checkError(vtkImageData* image, int component, const std::string& reason)
 {
   vtkNew<vtkPersistenceDiagramFilter> f;
-  vtkNew<ErrorCounter> errors;
+  vtkNew<EventCollector> errors;
   f->AddObserver(vtkCommand::ErrorEvent, errors);
   f->SetInputDataObject(0, image);
   f->SetComponent(component);

@@ -11,10 +11,8 @@ import sys
 import numpy as np
 from mpi4py import MPI
 from skimage.measure import euler_number
-from vtk.numpy_interface import dataset_adapter as dsa
-from vtkmodules.vtkFiltersCore import vtkPointDataToCellData
-from vtkmodules.vtkImagingCore import vtkRTAnalyticSource
 
+from wavelet_oracle import wavelet_images
 from paraview.simple import EulerCharacteristicCurve, PointDatatoCellData, Wavelet
 
 comm = MPI.COMM_WORLD
@@ -34,16 +32,7 @@ extent = [-16, 16, -13, 13, -9, 9]
 
 # Serial oracle images on rank 0.
 if rank == 0:
-    source = vtkRTAnalyticSource()
-    source.SetWholeExtent(*extent)
-    source.Update()
-    dims = [extent[1] - extent[0] + 1, extent[3] - extent[2] + 1, extent[5] - extent[4] + 1]
-    point_image = dsa.WrapDataObject(source.GetOutput()).PointData["RTData"].reshape(dims[::-1])
-    to_cells = vtkPointDataToCellData()
-    to_cells.SetInputConnection(source.GetOutputPort())
-    to_cells.Update()
-    cell_image = dsa.WrapDataObject(to_cells.GetOutput()).CellData["RTData"].reshape(
-        [d - 1 for d in dims[::-1]])
+    point_image, cell_image = wavelet_images(extent)
 
 wavelet = Wavelet()
 wavelet.WholeExtent = extent

@@ -9,10 +9,8 @@ import sys
 
 import numpy as np
 from mpi4py import MPI
-from vtk.numpy_interface import dataset_adapter as dsa
-from vtkmodules.vtkFiltersCore import vtkPointDataToCellData
-from vtkmodules.vtkImagingCore import vtkRTAnalyticSource
 
+from wavelet_oracle import wavelet_images
 from paraview.simple import PersistenceDiagram, PointDatatoCellData, Wavelet
 
 comm = MPI.COMM_WORLD
@@ -40,16 +38,7 @@ else:
     expect(size == int(sys.argv[1]), "running on %s ranks" % sys.argv[1])
     extent = [-9, 9, -8, 8, -5, 5]
     if rank == 0:
-        source = vtkRTAnalyticSource()
-        source.SetWholeExtent(*extent)
-        source.Update()
-        dims = [extent[1] - extent[0] + 1, extent[3] - extent[2] + 1, extent[5] - extent[4] + 1]
-        point_image = dsa.WrapDataObject(source.GetOutput()).PointData["RTData"].reshape(dims[::-1])
-        to_cells = vtkPointDataToCellData()
-        to_cells.SetInputConnection(source.GetOutputPort())
-        to_cells.Update()
-        cell_image = dsa.WrapDataObject(to_cells.GetOutput()).CellData["RTData"].reshape(
-            [d - 1 for d in dims[::-1]])
+        point_image, cell_image = wavelet_images(extent)
 
     wavelet = Wavelet()
     wavelet.WholeExtent = extent

@@ -29,7 +29,6 @@ Usage: test_cli_euler_oracle.py --topovox PATH --data DIR [--part P]
 """
 import argparse
 import gzip
-import io
 import itertools
 import json
 import math
@@ -42,6 +41,8 @@ import time
 
 import numpy as np
 from skimage.measure import euler_number
+
+from sidecar_data import load_sidecar
 
 COLUMNS = "threshold,euler,vertices,edges,squares,cubes"
 
@@ -345,7 +346,7 @@ def part_synthetic(ck, data_dir):
         for order, byteorder in (("C", "<"), ("F", "<"), ("C", ">"), ("F", ">")):
             for shape in [(6, 7), (4, 5, 3)]:
                 image = rng.choice(levels, size=shape).astype(dtype)
-                path = os.path.join(ck.workdir, f"typed.npy")
+                path = os.path.join(ck.workdir, "typed.npy")
                 save_npy(path, image, order, byteorder)
                 for construction, filtration in (("V", "sublevel"), ("T", "superlevel")):
                     w = f"dtype {byteorder}{code} {order} {shape} {construction} {filtration}"
@@ -487,23 +488,11 @@ def part_huge_integers(ck):
 
 # --- the real data --------------------------------------------------------
 
-def load_volume(json_path):
-    """The volume of a sidecar, with numpy (dims are x first)."""
-    with open(json_path) as f:
-        meta = json.load(f)
-    raw = os.path.join(os.path.dirname(json_path), meta["file"])
-    dtype = np.dtype(meta["dtype"]).newbyteorder("<" if meta["byte_order"] == "little" else ">")
-    opener = gzip.open if raw.endswith(".gz") else open
-    with opener(raw, "rb") as f:
-        data = np.frombuffer(f.read(), dtype=dtype)
-    return data.reshape(meta["dims"][::-1]).astype(dtype.newbyteorder("="))
-
-
 def check_volume(ck, path):
     """One volume: V sublevel and T superlevel (both constructions, both
     directions) with exact thresholds, a sample of rows against skimage."""
     start = time.time()
-    image = load_volume(path)
+    image, _ = load_sidecar(path)
     # Larger volumes compare fewer rows: skimage costs ~20 ns a voxel.
     rows = 42 if image.size <= 2_000_000 else 22 if image.size <= 9_000_000 else 12
     for construction, filtration in (("V", "sublevel"), ("T", "superlevel")):

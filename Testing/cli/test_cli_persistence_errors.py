@@ -14,7 +14,6 @@ import argparse
 import gzip
 import io
 import os
-import random
 import re
 import signal
 import subprocess
@@ -191,7 +190,8 @@ def run_all(r, data_dir):
 
     # --- odd images always succeed; damaged files never crash ---
     odd_images(r)
-    fuzz(r)
+    # The readers under damaged input: cli.errors (Python) and fuzz.image_reader
+    # (libFuzzer) cover them; every command reads through the same code.
 
 
 def _write(path, data):
@@ -235,38 +235,6 @@ def odd_images(r, runs=80):
         if os.path.exists(out):
             os.remove(out)
     expect(bad == 0, f"{bad} of {runs} odd images failed")
-
-
-def fuzz(r, runs=60):
-    rng = random.Random(20240611)
-    buffer = io.BytesIO()
-    np.save(buffer, np.linspace(-1, 1, 60, dtype="<f4").reshape(3, 4, 5))
-    seed = buffer.getvalue()
-    crashes = 0
-    out = os.path.join(r.outdir, "fuzz.csv")
-    for _ in range(runs):
-        data = bytearray(seed)
-        for _ in range(rng.randint(1, 4)):
-            i = rng.randrange(len(data))
-            op = rng.random()
-            if op < 0.6:
-                data[i] = rng.randrange(256)
-            elif op < 0.8:
-                del data[i:i + rng.randint(1, 20)]
-            else:
-                del data[i:]
-        path = r.path("fuzz.npy")
-        with open(path, "wb") as f:
-            f.write(data)
-        p = r.run(["persistence", path, "-o", out], env={"TOPOVOX_DEVICE": "cpu"})
-        ok = p.returncode == 0 or (p.returncode == 1 and len(p.stderr.splitlines()) == 1 and
-                                   not os.path.exists(out) and "\ufffd" not in p.stderr)
-        crashes += not ok
-        if not ok and crashes <= 5:
-            expect(False, f"fuzzed .npy: exit {p.returncode}, stderr {p.stderr[:300]!r}")
-        if os.path.exists(out):
-            os.remove(out)
-    expect(crashes == 0, f"{crashes} of {runs} damaged inputs crashed or misreported")
 
 
 if __name__ == "__main__":

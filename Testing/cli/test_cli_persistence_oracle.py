@@ -69,6 +69,8 @@ from collections import Counter
 
 import numpy as np
 
+from sidecar_data import load_sidecar
+
 SKIP = 77
 try:
     import cripser
@@ -665,18 +667,6 @@ def case_outputs(ck, name, rng):
 
 # --- the real data --------------------------------------------------------
 
-def load_volume(json_path):
-    """The volume of a sidecar, with numpy (dims are x first)."""
-    with open(json_path) as f:
-        meta = json.load(f)
-    raw = os.path.join(os.path.dirname(json_path), meta["file"])
-    dtype = np.dtype(meta["dtype"]).newbyteorder("<" if meta["byte_order"] == "little" else ">")
-    opener = gzip.open if raw.endswith(".gz") else open
-    with opener(raw, "rb") as f:
-        data = np.frombuffer(f.read(), dtype=dtype)
-    return data.reshape(meta["dims"][::-1]), meta
-
-
 def write_sidecar(folder, name, volume, meta):
     """`volume` (numpy, axes z, y, x) as name.raw.gz + name.json, in the
     original's dtype and byte order."""
@@ -735,7 +725,7 @@ def cases_data(data_dir):
 def case_data_neghip(ck, name, sidecar, configurations):
     """neghip through its own sidecar (the whole 66^3, V sublevel and T
     superlevel), then sub-sampled 2x through a sidecar of ours."""
-    volume, meta = load_volume(sidecar)
+    volume, meta = load_sidecar(sidecar)
     data_case(ck, "neghip_66", sidecar, volume, [("V", "sublevel"), ("T", "superlevel")])
     small = volume[::3, ::3, ::3]
     data_case(ck, "neghip_66[::3]", write_sidecar(ck.workdir, "neghip_sub", small, meta), small,
@@ -746,7 +736,7 @@ def case_data_neghip(ck, name, sidecar, configurations):
 
 
 def case_data_crop(ck, name, sidecar, crop, configurations):
-    volume, meta = load_volume(sidecar)
+    volume, meta = load_sidecar(sidecar)
     part = volume[crop]
     label = f"{os.path.basename(sidecar)[:-5]} crop {'x'.join(map(str, part.shape[::-1]))}"
     data_case(ck, label, write_sidecar(ck.workdir, name + "_crop", part, meta), part,

@@ -8,8 +8,6 @@ tcripser for T) as multisets of (dimension, birth, death).
 import argparse
 import collections
 import glob
-import gzip
-import json
 import os
 import subprocess
 import sys
@@ -18,20 +16,14 @@ import time
 
 import numpy as np
 
+from sidecar_data import load_sidecar
+
 try:
     import cripser
     import tcripser
 except ImportError:
     print("SKIP: the oracle cripser is not installed (pip install cripser)")
     sys.exit(77)
-
-
-def load(sidecar):
-    meta = json.load(open(sidecar))
-    raw = gzip.open(os.path.join(os.path.dirname(sidecar), meta["file"])).read()
-    order = "<" if meta["byte_order"] == "little" else ">"
-    data = np.frombuffer(raw, dtype=np.dtype(meta["dtype"]).newbyteorder(order))
-    return data.reshape(meta["dims"][::-1]).astype(np.float64)
 
 
 def ours(topovox, sidecar, construction, out):
@@ -60,7 +52,7 @@ def main():
     failures = 0
     with tempfile.TemporaryDirectory() as work:
         for sidecar in sorted(glob.glob(os.path.join(args.data, "*.json"))):
-            image = load(sidecar)
+            image = load_sidecar(sidecar)[0].astype(np.float64)
             for construction in ("V", "T"):
                 start = time.time()
                 a = ours(args.topovox, sidecar, construction, os.path.join(work, "d.csv"))

@@ -86,6 +86,26 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   return std::move(Pairs);
 }
 
+StageLog::StageLog(const PersistenceOptions& options)
+  : Options(options)
+  , Since(std::chrono::steady_clock::now())
+{
+}
+
+void StageLog::lap(const char* name)
+{
+  const auto now = std::chrono::steady_clock::now();
+  Text += std::string(name) + ": " +
+    std::to_string(std::chrono::duration<double>(now - Since).count()) + "\n";
+  Since = now;
+}
+
+void StageLog::progress(double fraction) const
+{
+  if (Options.progress && !Options.progress(fraction))
+    throw Aborted{};
+}
+
 UnionFind::UnionFind(size_t n)
   : Parent(n)
   , Label(n)

@@ -7,7 +7,9 @@
 
 #include "topovox/Persistence.h"
 
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace topovox
@@ -40,6 +42,23 @@ private:
   const PersistenceOptions& Options;
   bool Super;
   std::vector<PersistencePair> Pairs;
+};
+
+// The stages of an engine: lap(name) records the time since the previous
+// lap (or the start) as a "name: seconds" line for PersistenceDiagram::
+// timings; progress(f) reports to the caller and throws Aborted when asked.
+class StageLog
+{
+public:
+  explicit StageLog(const PersistenceOptions& options);
+  void lap(const char* name);
+  void progress(double fraction) const;
+  std::string text() const { return Text; }
+
+private:
+  const PersistenceOptions& Options;
+  std::chrono::steady_clock::time_point Since;
+  std::string Text;
 };
 
 // Union-find over 0..n-1 (union by rank, path halving). Each set carries a

@@ -26,11 +26,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <queue>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -39,7 +37,6 @@ namespace topovox
 {
 namespace
 {
-using Clock = std::chrono::steady_clock;
 
 // The image in filtration orientation, as doubles, NaN kept.
 std::vector<double> orientedValues(const GridView& g, bool super)
@@ -72,29 +69,20 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   if (resolveDevice(options.device, &out.warnings) == Device::GPU)
     out.warnings += std::string(out.warnings.empty() ? "" : "\n") +
       "persistence runs on the CPU in this version (the GPU path is not written yet)";
-  std::ostringstream timings;
-  auto stage = [&timings](const char* name, Clock::time_point since) {
-    timings << name << ": " << std::chrono::duration<double>(Clock::now() - since).count() << "\n";
-  };
-  auto report = [&options](double f) {
-    if (options.progress && !options.progress(f))
-      throw Aborted{};
-  };
+  persistence::StageLog stages(options);
   const bool super = options.filtration == Filtration::Superlevel;
 
   // 1. The gradient.
-  auto t0 = Clock::now();
   const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
   const morse::Gradient g =
     morse::buildGradient(grid, options.construction, options.filtration, threads);
   const std::vector<double> value = orientedValues(grid, super);
   const cubical::CellGrid& cg = g.cells;
-  stage("gradient", t0);
-  report(0.3);
+  stages.lap("gradient");
+  stages.progress(0.3);
 
   // 2. Critical cells in filtration order: value, dimension, then owner and
   // cell index (any order compatible with faces would do).
-  t0 = Clock::now();
   struct Critical
   {
     double value;
@@ -124,10 +112,9 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     const auto it = std::lower_bound(byCell.begin(), byCell.end(), std::make_pair(cell, int64_t(-1)));
     return it->second;
   };
-  stage("critical cells", t0);
+  stages.lap("critical cells");
 
   // 3. Morse boundaries by V-path parity.
-  t0 = Clock::now();
   // Key of a cell in the descent order: the rank of its owner among the
   // voxels (value, then index; NaN voxels own no cell), then its step.
   std::vector<int64_t> rank;
@@ -402,7 +389,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
       }
       std::sort(entries.begin(), entries.end());
       if (worker == 0 && ((j - j0) & 4095) == 0)
-        report(0.35 + 0.4 * static_cast<double>(j - j0) / static_cast<double>(j1 - j0));
+        stages.progress(0.35 + 0.4 * static_cast<double>(j - j0) / static_cast<double>(j1 - j0));
     }
   });
   // The matrix holds the columns not settled in the dual, renumbered.
@@ -432,13 +419,12 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     matrix.set_col(static_cast<phat::index>(m), entries);
     std::vector<phat::index>().swap(entries);
   }
-  stage("morse boundaries", t0);
+  stages.lap("morse boundaries");
 
   // 4. Reduction and pairs.
-  t0 = Clock::now();
   phat::persistence_pairs pairs;
   phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
-  stage("reduction", t0);
+  stages.lap("reduction");
   persistence::DiagramBuilder diagram(grid, options);
   auto cellOf = [&critical](int64_t j) {
     const Critical& c = critical[static_cast<size_t>(j)];
@@ -463,10 +449,10 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     if (!paired[j])
       diagram.essential(cellOf(static_cast<int64_t>(j)));
   out.pairs = diagram.finish();
-  out.timings = timings.str();
+  out.timings = stages.text();
   out.criticalCells = static_cast<int64_t>(critical.size());
   out.cells = cg.cellCount();
-  report(1.0);
+  stages.progress(1.0);
   return out;
 }
 }

@@ -14,18 +14,15 @@
 #include <phat/representations/default_representations.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <sstream>
 #include <stdexcept>
 
 namespace topovox
 {
 namespace
 {
-using Clock = std::chrono::steady_clock;
 
 struct Cell
 {
@@ -93,19 +90,11 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
 {
   persistence::checkInput(grid, options);
 
-  std::ostringstream timings;
-  auto stage = [&timings](const char* name, Clock::time_point since) {
-    timings << name << ": " << std::chrono::duration<double>(Clock::now() - since).count() << "\n";
-  };
-  auto report = [&options](double f) {
-    if (options.progress && !options.progress(f))
-      throw Aborted{};
-  };
+  persistence::StageLog stages(options);
   const bool super = options.filtration == Filtration::Superlevel;
   const cubical::CellGrid cg(grid, options.construction);
 
   // 1. Every present cell with its value, then the filtration order.
-  auto t0 = Clock::now();
   std::vector<Cell> cells = dispatchScalarType(grid.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return presentCells<T>(grid, cg, super);
@@ -113,11 +102,10 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
   std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
     return a.key < b.key || (a.key == b.key && a.dimension < b.dimension);
   });
-  stage("cells", t0);
-  report(0.2);
+  stages.lap("cells");
+  stages.progress(0.2);
 
   // 2. The boundary matrix: column j is the j-th cell in filtration order.
-  t0 = Clock::now();
   std::vector<int64_t> position(static_cast<size_t>(cg.cellCount()), -1);
   for (size_t j = 0; j < cells.size(); ++j)
     position[static_cast<size_t>(cells[j].index)] = static_cast<int64_t>(j);
@@ -142,15 +130,14 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
     matrix.set_col(static_cast<phat::index>(j), column);
   }
   std::vector<int64_t>().swap(position);
-  stage("boundary matrix", t0);
-  report(0.4);
+  stages.lap("boundary matrix");
+  stages.progress(0.4);
 
   // 3. Reduction.
-  t0 = Clock::now();
   phat::persistence_pairs pairs;
   phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
-  stage("reduction", t0);
-  report(0.9);
+  stages.lap("reduction");
+  stages.progress(0.9);
 
   // 4. Pairs back to values and voxels; unpaired cells are essential.
   PersistenceDiagram out;
@@ -172,8 +159,8 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
     if (!paired[j])
       diagram.essential(cellOf(static_cast<phat::index>(j)));
   out.pairs = diagram.finish();
-  out.timings = timings.str();
-  report(1.0);
+  out.timings = stages.text();
+  stages.progress(1.0);
   return out;
 }
 }
