@@ -9,6 +9,7 @@
 // oracles, are checked in Testing/cli.)
 #include "topovox/EulerCurve.h"
 #include "topovox/Persistence.h"
+#include "topovox/PersistencePieces.h"
 
 #include <algorithm>
 #include <array>
@@ -30,6 +31,57 @@ void expect(bool ok, const std::string& what)
   ++checks;
   if (!ok && ++failures < 40)
     std::printf("FAIL: %s\n", what.c_str());
+}
+
+bool samePairs(const PersistenceDiagram& m, const PersistenceDiagram& d)
+{
+  bool same = m.pairs.size() == d.pairs.size();
+  for (size_t k = 0; same && k < d.pairs.size(); ++k)
+    same = m.pairs[k].dimension == d.pairs[k].dimension && m.pairs[k].birth == d.pairs[k].birth &&
+      m.pairs[k].death == d.pairs[k].death && m.pairs[k].essential == d.pairs[k].essential;
+  return same;
+}
+
+// The image as MPI ranks would hold it: slabs along the last spanned axis,
+// two voxels thick, sharing a plane, each copied into its own array with the
+// voxels its closure needs; summaries and boundaries travel as bytes.
+template <typename T>
+PersistenceDiagram slabPieces(const std::vector<T>& v, const GridView& g, const PersistenceOptions& po)
+{
+  int axis = 0;
+  for (int a = 0; a < 3; ++a)
+    if (g.dims[a] > 1)
+      axis = a;
+  std::vector<std::vector<double>> arrays;
+  std::vector<MorsePiece> pieces;
+  MorsePairing pairing(g.dims, po);
+  for (int64_t lo = 0; lo == 0 || lo < g.dims[axis] - 1; lo += 2)
+  {
+    int64_t elo[3] = { 0, 0, 0 }, ehi[3] = { g.dims[0] - 1, g.dims[1] - 1, g.dims[2] - 1 };
+    elo[axis] = lo;
+    ehi[axis] = std::min(lo + 2, g.dims[axis] - 1);
+    const PieceRegion region = PieceRegion::fromVoxelExtent(g.dims, elo, ehi, po.construction);
+    int64_t need[2][3];
+    region.requiredVoxels(po.construction, need[0], need[1]);
+    PieceRegion local = region;
+    std::vector<double> copy;
+    for (int64_t z = need[0][2]; z <= need[1][2]; ++z)
+      for (int64_t y = need[0][1]; y <= need[1][1]; ++y)
+        for (int64_t x = need[0][0]; x <= need[1][0]; ++x)
+          copy.push_back(static_cast<double>(v[static_cast<size_t>(x + g.dims[0] * (y + g.dims[1] * z))]));
+    for (int a = 0; a < 3; ++a)
+      local.origin[a] = need[0][a];
+    arrays.push_back(std::move(copy));
+    const GridView view = GridView::contiguous(arrays.back().data(), ScalarType::Float64,
+      need[1][0] - need[0][0] + 1, need[1][1] - need[0][1] + 1, need[1][2] - need[0][2] + 1);
+    pieces.emplace_back(view, local, po);
+    const std::vector<uint8_t> bytes = pieces.back().summary().toBytes();
+    pairing.add(MorsePieceSummary::fromBytes(bytes.data(), bytes.size()));
+  }
+  const std::vector<int64_t> need = pairing.pairByUnionFind();
+  for (const MorsePiece& p : pieces)
+    pairing.addBoundaries(p.boundaries(need));
+  return pairing.finish();
 }
 
 template <typename T>
@@ -75,6 +127,16 @@ void checkImage(const std::string& name, const std::vector<T>& v, ScalarType typ
         same = same && b == p.birth && e == p.death;
       }
       expect(same, what + ": Morse engine voxels hold the values");
+      // The stratified block decomposition (blocks of 1, 2, 3 voxels: every
+      // cell near a cut plane) and pieces exchanged as bytes, as MPI ranks
+      // exchange them, give the same diagram.
+      for (int64_t block : { 1, 2, 3 })
+      {
+        PersistenceOptions bo = po;
+        bo.blockSize = block;
+        expect(samePairs(computePersistence(g, bo), d), what + ": blocks of " + std::to_string(block));
+      }
+      expect(samePairs(slabPieces(v, g, po), d), what + ": slab pieces through bytes");
       EulerCurveOptions eo;
       eo.construction = c;
       eo.filtration = f;

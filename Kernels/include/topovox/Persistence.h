@@ -49,6 +49,11 @@ struct PersistenceOptions
   double minPersistence = 0.0; // report finite pairs with |death - birth| > this
   Device device = Device::Auto;
   int threads = 0;
+  // Morse engine: cut the image into blocks of this many voxels per axis,
+  // each built alone (in parallel, one thread each) and then paired
+  // together, as MPI ranks do (PersistencePieces.h); 0: one block using all
+  // threads. The diagram is the same either way.
+  int64_t blockSize = 0;
   ProgressCallback progress;
 };
 
@@ -75,14 +80,15 @@ struct PersistenceDiagram
 
 // The discrete Morse engine: a discrete gradient built voxel by voxel (each
 // voxel matches the cells it owns, as in Robins, Wood and Sheppard's
-// lower-star algorithm), the Morse boundary of every critical cell by the
-// parity of V-paths, and PHAT's reduction of the Morse boundary matrix.
-// Dimension 0 is paired by union-find along the gradient and the top
-// dimension by union-find in the dual, so only the middle dimension of a 3D
-// image needs Morse boundaries and a matrix. CPU only in this version (a GPU
-// request warns). Memory: 3 bytes a cell and 16 a voxel plus the critical
-// cells (at most about 280 bytes a voxel in 3D, on noise). Exact; tested
-// against the reference engine below, CubicalRipser and GUDHI.
+// lower-star algorithm, and only within one stratum of the block
+// decomposition), the Morse boundary of critical cells by the parity of
+// V-paths, and PHAT's reduction of the Morse boundary matrix. Dimension 0 is
+// paired by union-find along the gradient and the top dimension by
+// union-find in the dual, so only the middle dimension of a 3D image needs
+// Morse boundaries and a matrix. CPU only in this version (a GPU request
+// warns). Memory: 3 bytes a cell and 16 a voxel plus the critical cells (at
+// most about 280 bytes a voxel in 3D, on noise). Exact; tested against the
+// reference engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
 
 // The reference engine: every cell of the complex, the full boundary matrix

@@ -8,8 +8,8 @@
 //   V: coordinate c covers voxel c/2 (even) or voxels (c-1)/2, (c+1)/2 (odd).
 //   T: coordinate c lies inside voxel (c-1)/2 (odd) or on the boundary
 //      between voxels c/2 - 1 and c/2 (even), those that exist.
-// Shared by the reference engine and (later) the Morse engine, so that both
-// index cells the same way.
+// Shared by the reference engine and the Morse engine, so that both index
+// cells the same way.
 #pragma once
 
 #include "topovox/EulerCurve.h"
@@ -28,13 +28,16 @@ struct CellGrid
   bool active[3] = { false, false, false };
   bool tConstruction = false;
 
-  CellGrid(const GridView& image, Construction construction)
+  // `wholeDims`: when the image is a piece of a larger one, the larger
+  // one's voxels per axis, so that an axis the piece is one voxel thick
+  // along still counts as spanned.
+  CellGrid(const GridView& image, Construction construction, const int64_t* wholeDims = nullptr)
   {
     tConstruction = construction == Construction::T;
     for (int a = 0; a < 3; ++a)
     {
       voxels[a] = image.dims[a];
-      active[a] = image.dims[a] > 1;
+      active[a] = (wholeDims ? wholeDims[a] : image.dims[a]) > 1;
       dims[a] = !active[a] ? 1 : (tConstruction ? 2 * image.dims[a] + 1 : 2 * image.dims[a] - 1);
     }
   }

@@ -28,8 +28,8 @@ void checkInput(const GridView& grid, const PersistenceOptions& options)
     throw std::invalid_argument("the minimum persistence must be at least 0");
 }
 
-DiagramBuilder::DiagramBuilder(const GridView& grid, const PersistenceOptions& options)
-  : Grid(grid)
+DiagramBuilder::DiagramBuilder(const int64_t dims[3], const PersistenceOptions& options)
+  : Dims{ dims[0], dims[1], dims[2] }
   , Options(options)
   , Super(options.filtration == Filtration::Superlevel)
 {
@@ -37,11 +37,11 @@ DiagramBuilder::DiagramBuilder(const GridView& grid, const PersistenceOptions& o
 
 namespace
 {
-void coordinates(const GridView& g, int64_t voxel, int64_t out[3])
+void coordinates(const int64_t dims[3], int64_t voxel, int64_t out[3])
 {
-  out[0] = voxel % g.dims[0];
-  out[1] = (voxel / g.dims[0]) % g.dims[1];
-  out[2] = voxel / (g.dims[0] * g.dims[1]);
+  out[0] = voxel % dims[0];
+  out[1] = (voxel / dims[0]) % dims[1];
+  out[2] = voxel / (dims[0] * dims[1]);
 }
 }
 
@@ -55,8 +55,8 @@ void DiagramBuilder::pair(const PairCell& birth, const PairCell& death)
   if (p.birth == p.death || p.dimension > Options.maxDimension ||
     !(p.persistence() > Options.minPersistence))
     return;
-  coordinates(Grid, birth.voxel, p.birthVoxel);
-  coordinates(Grid, death.voxel, p.deathVoxel);
+  coordinates(Dims, birth.voxel, p.birthVoxel);
+  coordinates(Dims, death.voxel, p.deathVoxel);
   Pairs.push_back(p);
 }
 
@@ -69,7 +69,7 @@ void DiagramBuilder::essential(const PairCell& birth)
   p.birth = (Super ? -1.0 : 1.0) * birth.key;
   p.death = Super ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   p.essential = true;
-  coordinates(Grid, birth.voxel, p.birthVoxel);
+  coordinates(Dims, birth.voxel, p.birthVoxel);
   Pairs.push_back(p);
 }
 

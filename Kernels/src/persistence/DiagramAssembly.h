@@ -32,13 +32,15 @@ struct PairCell
 class DiagramBuilder
 {
 public:
-  DiagramBuilder(const GridView& grid, const PersistenceOptions& options);
+  // `dims`: the image's voxels per axis (to turn voxel indices into
+  // coordinates).
+  DiagramBuilder(const int64_t dims[3], const PersistenceOptions& options);
   void pair(const PairCell& birth, const PairCell& death);
   void essential(const PairCell& birth);
   std::vector<PersistencePair> finish();
 
 private:
-  const GridView& Grid;
+  int64_t Dims[3];
   const PersistenceOptions& Options;
   bool Super;
   std::vector<PersistencePair> Pairs;

@@ -33,6 +33,7 @@ public:
     Cells[Count] = cell;
     Dims[Count] = dimension;
     Done[Count] = false;
+    Level[Count] = 0;
     G.ownerCode[static_cast<size_t>(cell)] = ownerCode;
     ++Count;
   }
@@ -43,16 +44,28 @@ public:
     // faces in the group that are still open (neither paired nor critical).
     for (int i = 0; i < Count; ++i)
       FaceCount[i] = CofaceCount[i] = 0;
+    const bool cuts = G.hasCuts();
+    int topLevel = 0;
     for (int i = 0; i < Count; ++i)
     {
       int64_t c[3];
       G.cells.coordinates(Cells[i], c);
+      if (cuts)
+      {
+        // The stratum's level: how many cut planes the cell lies in.
+        for (int a = 0; a < 3; ++a)
+          if (!G.cut[a].empty() && !(c[a] & 1) && G.cut[a][static_cast<size_t>(c[a])])
+            ++Level[i];
+        topLevel = std::max(topLevel, Level[i]);
+      }
       for (int a = 0; a < 3; ++a)
         if (G.cells.active[a] && (c[a] & 1))
           for (int s = 0; s < 2; ++s)
           {
             int64_t f[3] = { c[0], c[1], c[2] };
             f[a] += s ? 1 : -1;
+            if (cuts && !G.cut[a].empty() && G.cut[a][static_cast<size_t>(f[a])])
+              continue; // the face lies in a cut plane the cell crosses: another stratum
             const int j = find(G.cells.index(f));
             if (j >= 0)
             {
@@ -71,14 +84,21 @@ public:
     for (int i = 0; i < Count; ++i)
       order[i] = i;
     std::stable_sort(order, order + Count, [this](int a, int b) { return Dims[a] < Dims[b]; });
+    // Strata in more cut planes first (their cells are faces of the others,
+    // never cofaces), so steps decrease along V-paths across strata too.
     uint8_t step = 0;
-    for (int remaining = Count; remaining > 0;)
+    for (int level = topLevel; level >= 0; --level)
+    {
+    int remaining = 0;
+    for (int i = 0; i < Count; ++i)
+      remaining += Level[i] == level ? 1 : 0;
+    while (remaining > 0)
     {
       bool paired = false;
       for (int k = 0; k < Count && !paired; ++k)
       {
         const int i = order[k];
-        if (Done[i] || Open[i] != 1)
+        if (Done[i] || Open[i] != 1 || Level[i] != level)
           continue;
         int open = 0;
         while (Done[Faces[i][open]])
@@ -99,7 +119,7 @@ public:
       for (int k = 0; k < Count; ++k)
       {
         const int i = order[k];
-        if (Done[i] || Open[i] != 0)
+        if (Done[i] || Open[i] != 0 || Level[i] != level)
           continue;
         G.state[static_cast<size_t>(Cells[i])] = kCritical;
         G.step[static_cast<size_t>(Cells[i])] = step++;
@@ -107,6 +127,7 @@ public:
         --remaining;
         break;
       }
+    }
     }
     Count = 0;
   }
@@ -130,7 +151,8 @@ private:
   int FaceCount[27];
   int Cofaces[27][6];
   int CofaceCount[27];
-  int Open[27]; // faces in the group not yet closed
+  int Open[27]; // faces in the group and stratum not yet closed
+  int Level[27]; // number of cut planes the cell lies in
 
   void close(int i)
   {
@@ -227,10 +249,18 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
 }
 } // namespace
 
-Gradient buildGradient(
-  const GridView& image, Construction construction, Filtration filtration, int threads)
+Gradient buildGradient(const GridView& image, const cubical::CellGrid& grid, Filtration filtration,
+  const std::vector<int64_t> cuts[3], int threads)
 {
-  Gradient g{ cubical::CellGrid(image, construction) };
+  Gradient g{ grid };
+  for (int a = 0; a < 3; ++a)
+    if (!cuts[a].empty())
+    {
+      g.cut[a].assign(static_cast<size_t>(grid.dims[a]), 0);
+      for (int64_t c : cuts[a])
+        if (c >= 0 && c < grid.dims[a])
+          g.cut[a][static_cast<size_t>(c)] = 1;
+    }
   const size_t n = static_cast<size_t>(g.cells.cellCount());
   g.state.assign(n, kAbsent);
   g.ownerCode.assign(n, 0);

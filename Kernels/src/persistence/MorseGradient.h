@@ -12,9 +12,19 @@
 // lower-star algorithm: a cell is paired with a coface only when it is that
 // coface's one unpaired face in the group), which is acyclic.
 //
-// The same rule will let blocks of the image (threads, GPU blocks, MPI ranks)
-// build their parts independently: a group depends on the 3x3x3 neighbourhood
-// of its voxel only.
+// Strata (the specification's stratification-aware matching): when the
+// image is cut into blocks by planes at even doubled-grid coordinates, a
+// cell lying in a cut plane belongs to the border stratum of that plane, and
+// cells are paired only within one group AND one stratum. A face and its
+// coface along axis a are in different strata exactly when the face lies in
+// a cut plane across a, so that pairing is simply not offered. Consequences:
+// a V-path that enters a cut plane stays in it, no V-path crosses from one
+// block into another, and each block (with the voxels its closure touches)
+// builds its part of the gradient, critical cells and Morse boundaries
+// alone, identical to what any neighbouring block computes for the shared
+// planes. Within a group, cells in more cut planes are matched first, so the
+// steps below still decrease along every V-path. The price: extra critical
+// cells on the cuts, which only add zero-persistence pairs.
 #pragma once
 
 #include "CubicalCells.h"
@@ -47,6 +57,10 @@ struct Gradient
   // When, within its group, the cell was paired or found critical (0..26):
   // with the owner's rank this orders cells so that every V-path descends.
   std::vector<uint8_t> step;
+  // Per axis, per doubled-grid coordinate: 1 where a cut plane lies.
+  // Empty when the image is not cut.
+  std::vector<uint8_t> cut[3];
+  bool hasCuts() const { return !cut[0].empty() || !cut[1].empty() || !cut[2].empty(); }
   explicit Gradient(const cubical::CellGrid& cg)
     : cells(cg)
   {
@@ -54,7 +68,13 @@ struct Gradient
   // Linear index of the voxel owning `cell` (image dims from cells.voxels).
   int64_t owner(int64_t cell) const
   {
-    int64_t c[3], v[3];
+    int64_t v[3];
+    ownerCoordinates(cell, v);
+    return v[0] + cells.voxels[0] * (v[1] + cells.voxels[1] * v[2]);
+  }
+  void ownerCoordinates(int64_t cell, int64_t v[3]) const
+  {
+    int64_t c[3];
     cells.coordinates(cell, c);
     for (int a = 0; a < 3; ++a)
     {
@@ -63,14 +83,15 @@ struct Gradient
       cells.touched(c, a, first, count);
       v[a] = first + ((ownerCode[static_cast<size_t>(cell)] >> a) & 1);
     }
-    return v[0] + cells.voxels[0] * (v[1] + cells.voxels[1] * v[2]);
   }
 };
 
-// Builds the gradient of the whole image: one pass over the voxels, rows of
-// voxels shared among `threads` threads.
-Gradient buildGradient(
-  const GridView& image, Construction construction, Filtration filtration, int threads);
+// Builds the gradient of an image: one pass over the voxels, rows of voxels
+// shared among `threads` threads. `grid` gives the image's doubled grid (see
+// CellGrid's wholeDims for pieces); `cuts[a]` lists the doubled-grid
+// coordinates (even) of the cut planes across axis a, none for no blocks.
+Gradient buildGradient(const GridView& image, const cubical::CellGrid& grid, Filtration filtration,
+  const std::vector<int64_t> cuts[3], int threads);
 
 inline int64_t partner(const cubical::CellGrid& cg, int64_t cell, uint8_t state)
 {

@@ -143,7 +143,7 @@ PersistenceDiagram computePersistenceReference(const GridView& grid, const Persi
   PersistenceDiagram out;
   out.dimension = grid.dimension();
   out.device = Device::CPU;
-  persistence::DiagramBuilder diagram(grid, options);
+  persistence::DiagramBuilder diagram(grid.dims, options);
   auto cellOf = [&cells](phat::index j) {
     const Cell& c = cells[static_cast<size_t>(j)];
     return persistence::PairCell{ c.key, c.dimension, c.voxel };

@@ -1,0 +1,123 @@
+// PersistencePieces.h - persistence of an image held in pieces (MPI ranks,
+// or blocks of one image): each piece builds its part of the Morse complex
+// alone, and one place pairs the parts.
+//
+// The whole image's cubical complex (the doubled grid of CubicalCells.h:
+// cell coordinates 0 .. 2n-2 per axis in V, 0 .. 2n in T) is cut by planes
+// at even doubled coordinates. A piece is the closure of the cells between
+// two consecutive cuts on each axis. Its discrete gradient is stratified
+// (MorseGradient.h): no cell is paired across a cut plane, so every V-path
+// that starts in a piece stays in it, and the cells of a shared cut plane get
+// the same gradient in both pieces. Each cell is reported by exactly one
+// piece: the one whose closure holds it, the lower one for a shared plane.
+//
+// The flow, the same for blocks in one process (computePersistence) and for
+// ranks (vtkPersistenceDiagramFilter):
+//   1. every piece: MorsePiece(local array, region) -> summary()
+//   2. one place:   MorsePairing.add(each summary); cells = pairByUnionFind()
+//   3. every piece: boundaries(cells)              -> MorsePairing.addBoundaries
+//   4. one place:   finish() -> the diagram
+// Summaries and boundaries are plain arrays, so they travel as bytes.
+#pragma once
+
+#include "topovox/Persistence.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace topovox
+{
+
+struct PieceRegion
+{
+  int64_t wholeDims[3] = { 1, 1, 1 }; // voxels of the whole image
+  int64_t origin[3] = { 0, 0, 0 };    // whole-image voxel of the local array's first voxel
+  // The piece's closure on the whole image's doubled grid, inclusive bounds
+  // (even; 0 .. 0 on axes of one voxel).
+  int64_t cellLo[3] = { 0, 0, 0 }, cellHi[3] = { 0, 0, 0 };
+
+  // The whole image as one piece.
+  static PieceRegion whole(const int64_t wholeDims[3], Construction construction);
+  // The piece of voxels lo..hi (inclusive) on each axis, where neighbouring
+  // pieces share their boundary plane of voxels, as VTK's piece extents do
+  // (cut at that plane; in T the shared voxels belong to the upper piece).
+  static PieceRegion fromVoxelExtent(
+    const int64_t wholeDims[3], const int64_t lo[3], const int64_t hi[3], Construction construction);
+  // The voxels (inclusive, whole-image coordinates) the local array must
+  // hold: those the closure's cells touch. V: the closure's own voxels. T:
+  // one more plane below each lower cut.
+  void requiredVoxels(Construction construction, int64_t lo[3], int64_t hi[3]) const;
+};
+
+// A critical cell: doubled-grid index in the whole image, the whole-image
+// linear index of the voxel that owns it (attains its value), its value in
+// filtration orientation (negated for superlevel; NaN never), dimension.
+struct MorseCriticalCell
+{
+  int64_t cell = 0;
+  int64_t voxel = 0;
+  double value = 0;
+  int32_t dimension = 0;
+};
+
+struct MorsePieceSummary
+{
+  std::vector<MorseCriticalCell> critical; // those the piece reports
+  // Dimension 0 (images of dimension >= 2): per reported critical edge,
+  // (edge, minimum, minimum): where its two ends' gradient paths end.
+  std::vector<int64_t> edgeEnds;
+  // The top dimension (no NaN): per critical (d-1)-cell of the closure and
+  // per coface inside the piece, (cell, maximum): where the dual V-path
+  // through that coface ends; -1 for the outside of the image.
+  std::vector<int64_t> dualEnds;
+  bool hasNan = false;
+
+  std::vector<uint8_t> toBytes() const;
+  // Throws std::invalid_argument on bytes that are not a summary.
+  static MorsePieceSummary fromBytes(const uint8_t* bytes, size_t size);
+};
+
+class MorsePiece
+{
+public:
+  // `local` holds at least region.requiredVoxels() (more is allowed); its
+  // voxel (0,0,0) is region.origin. Throws std::invalid_argument if not.
+  MorsePiece(const GridView& local, const PieceRegion& region, const PersistenceOptions& options);
+  ~MorsePiece();
+  MorsePiece(MorsePiece&&) noexcept;
+  MorsePiece& operator=(MorsePiece&&) noexcept;
+
+  const MorsePieceSummary& summary() const;
+  MorsePieceSummary releaseSummary(); // moves it out (summary() is empty after)
+  // The Morse boundaries (Z/2, by V-path parity) of those of `cells` (whole
+  // doubled-grid indices of critical cells) this piece reports, flattened:
+  // cell, count, then count critical cells in increasing index order.
+  std::vector<int64_t> boundaries(const std::vector<int64_t>& cells) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
+class MorsePairing
+{
+public:
+  MorsePairing(const int64_t wholeDims[3], const PersistenceOptions& options);
+  ~MorsePairing();
+
+  void add(MorsePieceSummary&& piece);
+  // Pairs dimension 0 and the top dimension by union-find; returns the
+  // cells (sorted) whose Morse boundaries the matrix reduction needs.
+  std::vector<int64_t> pairByUnionFind();
+  void addBoundaries(const std::vector<int64_t>& flat); // as MorsePiece::boundaries gives them
+  // Reduces the rest with PHAT and assembles the diagram.
+  PersistenceDiagram finish();
+  int64_t criticalCellCount() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
+} // namespace topovox

@@ -1,0 +1,349 @@
+// MorsePairing.cpp - pairs the critical cells of all pieces (see
+// PersistencePieces.h): dimension 0 and the top dimension by union-find, as
+// TTK's Discrete Morse Sandwich does, and only what is left - the middle
+// dimension of a 3D image - by PHAT's reduction of the Morse boundary matrix.
+#include "topovox/PersistencePieces.h"
+
+#include "DiagramAssembly.h"
+
+#include <phat/algorithms/twist_reduction.h>
+#include <phat/compute_persistence_pairs.h>
+#include <phat/representations/default_representations.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+namespace topovox
+{
+struct MorsePairing::Impl
+{
+  int64_t Dims[3];
+  PersistenceOptions Options;
+  int Top = 0;
+  bool HasNan = false;
+  std::vector<MorseCriticalCell> Critical; // filtration order once sorted
+  std::vector<std::pair<int64_t, int64_t>> ByCell; // (cell, position), by cell
+  std::vector<int64_t> EdgeEnds, DualEnds;         // as the summaries give them
+  std::vector<char> Skip;        // columns left out of the matrix
+  std::vector<char> EmptyColumn; // positive edges: no boundary needed
+  std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
+  std::vector<std::vector<phat::index>> Boundary; // per position, positions
+
+  int64_t columnOf(int64_t cell) const
+  {
+    const auto it = std::lower_bound(ByCell.begin(), ByCell.end(), std::make_pair(cell, int64_t(-1)));
+    if (it == ByCell.end() || it->first != cell)
+      throw std::logic_error("persistence: a piece named a critical cell no piece reported");
+    return it->second;
+  }
+
+  // The top dimension by union-find in the dual (Alexander duality, as
+  // CubicalRipser does): critical (d-1)-cells in decreasing order join the
+  // maxima their two dual V-paths reach, the outside of the image being one
+  // more, oldest, maximum. A cell that joins two components creates a
+  // (d-1)-class that the younger maximum kills; the others go to the
+  // matrix. Maxima and the (d-1)-cells paired here need no Morse boundary.
+  // With NaN voxels the holes they leave would each be an outside of their
+  // own: the matrix does everything then.
+  void pairTopDimension()
+  {
+    const int64_t n = static_cast<int64_t>(Critical.size());
+    const int64_t outside = n;
+    // (saddle position, maximum position or outside), grouped by saddle.
+    std::vector<std::pair<int64_t, int64_t>> ends;
+    ends.reserve(DualEnds.size() / 2);
+    for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
+      ends.emplace_back(columnOf(DualEnds[k]), DualEnds[k + 1] < 0 ? outside : columnOf(DualEnds[k + 1]));
+    std::vector<int64_t>().swap(DualEnds);
+    std::sort(ends.begin(), ends.end());
+    persistence::UnionFind maxima(Critical.size() + 1);
+    size_t k = ends.size();
+    for (int64_t j = n - 1; j >= 0; --j)
+    {
+      if (Critical[static_cast<size_t>(j)].dimension != Top - 1)
+        continue;
+      // The entries of j end the part of `ends` not consumed yet.
+      size_t first = k;
+      while (first > 0 && ends[first - 1].first == j)
+        --first;
+      if (k - first != 2)
+        throw std::logic_error("persistence: a (d-1)-cell without its two dual paths");
+      const int64_t r1 = maxima.find(ends[first].second), r2 = maxima.find(ends[first + 1].second);
+      k = first;
+      if (r1 == r2)
+        continue;
+      // The older maximum is the later one in filtration order (the outside last).
+      const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
+      maxima.merge(r1, r2, std::max(l1, l2));
+      Pairs.emplace_back(j, std::min(l1, l2));
+      Skip[static_cast<size_t>(j)] = 1;
+    }
+    for (int64_t j = 0; j < n; ++j)
+      if (Critical[static_cast<size_t>(j)].dimension == Top)
+        Skip[static_cast<size_t>(j)] = 1;
+  }
+
+  // Dimension 0 (from 2D up; in 1D the dual above does it): critical edges
+  // in increasing order join the minima their two ends descend to; an edge
+  // that joins two components kills the younger minimum. Minima leave the
+  // matrix; so do the edges that create 1-cycles, as empty columns (they
+  // are positive: a reduction would zero them).
+  void pairDimensionZero()
+  {
+    const int64_t n = static_cast<int64_t>(Critical.size());
+    std::vector<std::pair<int64_t, int64_t>> ends(Critical.size(), { -1, -1 }); // by edge position
+    for (size_t k = 0; k + 2 < EdgeEnds.size(); k += 3)
+      ends[static_cast<size_t>(columnOf(EdgeEnds[k]))] = { columnOf(EdgeEnds[k + 1]), columnOf(EdgeEnds[k + 2]) };
+    std::vector<int64_t>().swap(EdgeEnds);
+    persistence::UnionFind minima(Critical.size());
+    for (int64_t j = 0; j < n; ++j)
+    {
+      const MorseCriticalCell& e = Critical[static_cast<size_t>(j)];
+      if (e.dimension == 0)
+        Skip[static_cast<size_t>(j)] = 1;
+      if (e.dimension != 1)
+        continue;
+      const auto& end = ends[static_cast<size_t>(j)];
+      if (end.first < 0)
+        throw std::logic_error("persistence: a critical edge without its gradient paths");
+      const int64_t r1 = minima.find(end.first), r2 = minima.find(end.second);
+      if (r1 == r2)
+      {
+        EmptyColumn[static_cast<size_t>(j)] = 1; // creates a 1-cycle
+        continue;
+      }
+      if (Skip[static_cast<size_t>(j)])
+        throw std::logic_error("persistence: an edge is both positive and negative");
+      // The older minimum is the earlier one in filtration order.
+      const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
+      minima.merge(r1, r2, std::min(l1, l2));
+      Pairs.emplace_back(std::max(l1, l2), j);
+      Skip[static_cast<size_t>(j)] = 1;
+    }
+  }
+};
+
+MorsePairing::MorsePairing(const int64_t wholeDims[3], const PersistenceOptions& options)
+  : P(new Impl)
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    P->Dims[a] = wholeDims[a];
+    P->Top += wholeDims[a] > 1 ? 1 : 0;
+  }
+  P->Options = options;
+}
+
+MorsePairing::~MorsePairing() = default;
+
+void MorsePairing::add(MorsePieceSummary&& piece)
+{
+  P->HasNan = P->HasNan || piece.hasNan;
+  P->Critical.insert(P->Critical.end(), piece.critical.begin(), piece.critical.end());
+  P->EdgeEnds.insert(P->EdgeEnds.end(), piece.edgeEnds.begin(), piece.edgeEnds.end());
+  P->DualEnds.insert(P->DualEnds.end(), piece.dualEnds.begin(), piece.dualEnds.end());
+  piece = MorsePieceSummary();
+}
+
+int64_t MorsePairing::criticalCellCount() const
+{
+  return static_cast<int64_t>(P->Critical.size());
+}
+
+std::vector<int64_t> MorsePairing::pairByUnionFind()
+{
+  Impl& p = *P;
+  // Filtration order: value, dimension, then owner voxel and cell index
+  // (any order compatible with faces would do).
+  std::sort(p.Critical.begin(), p.Critical.end(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
+    return std::tie(a.value, a.dimension, a.voxel, a.cell) < std::tie(b.value, b.dimension, b.voxel, b.cell);
+  });
+  p.ByCell.resize(p.Critical.size());
+  for (size_t j = 0; j < p.Critical.size(); ++j)
+    p.ByCell[j] = { p.Critical[j].cell, static_cast<int64_t>(j) };
+  std::sort(p.ByCell.begin(), p.ByCell.end());
+  for (size_t j = 1; j < p.ByCell.size(); ++j)
+    if (p.ByCell[j].first == p.ByCell[j - 1].first)
+      throw std::logic_error("persistence: two pieces reported the same critical cell");
+  p.Skip.assign(p.Critical.size(), 0);
+  p.EmptyColumn.assign(p.Critical.size(), 0);
+  if (p.Top >= 1 && !p.HasNan)
+    p.pairTopDimension();
+  if (p.Top >= 2)
+    p.pairDimensionZero();
+  std::vector<int64_t> need;
+  for (size_t j = 0; j < p.Critical.size(); ++j)
+    if (!p.Skip[j] && !p.EmptyColumn[j] && p.Critical[j].dimension > 0)
+      need.push_back(p.Critical[j].cell);
+  std::sort(need.begin(), need.end());
+  p.Boundary.resize(p.Critical.size());
+  return need;
+}
+
+void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
+{
+  for (size_t k = 0; k < flat.size();)
+  {
+    if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
+      throw std::invalid_argument("persistence: malformed boundary list");
+    std::vector<phat::index>& column = P->Boundary[static_cast<size_t>(P->columnOf(flat[k]))];
+    const size_t count = static_cast<size_t>(flat[k + 1]);
+    column.clear();
+    for (size_t e = 0; e < count; ++e)
+      column.push_back(static_cast<phat::index>(P->columnOf(flat[k + 2 + e])));
+    std::sort(column.begin(), column.end());
+    k += 2 + count;
+  }
+}
+
+PersistenceDiagram MorsePairing::finish()
+{
+  Impl& p = *P;
+  // The matrix holds the columns not settled by union-find, renumbered.
+  // Rows of cells settled by union-find are dropped: those of negative
+  // edges are never the lowest entry of a 2-column during a reduction (an
+  // edge cannot both kill a component and be born as a 1-cycle), so they
+  // never steer it (clearing, as in Ripser and CubicalRipser).
+  std::vector<int64_t> matrixColumn(p.Critical.size(), -1), positionOf;
+  for (size_t j = 0; j < p.Critical.size(); ++j)
+    if (!p.Skip[j])
+    {
+      matrixColumn[j] = static_cast<int64_t>(positionOf.size());
+      positionOf.push_back(static_cast<int64_t>(j));
+    }
+  phat::boundary_matrix<phat::vector_vector> matrix;
+  matrix.set_num_cols(static_cast<phat::index>(positionOf.size()));
+  for (size_t m = 0; m < positionOf.size(); ++m)
+  {
+    auto& entries = p.Boundary[static_cast<size_t>(positionOf[m])];
+    size_t kept = 0;
+    for (auto e : entries)
+      if (matrixColumn[static_cast<size_t>(e)] >= 0)
+        entries[kept++] = static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]);
+    entries.resize(kept);
+    matrix.set_dim(static_cast<phat::index>(m),
+      static_cast<phat::dimension>(p.Critical[static_cast<size_t>(positionOf[m])].dimension));
+    matrix.set_col(static_cast<phat::index>(m), entries);
+    std::vector<phat::index>().swap(entries);
+  }
+  phat::persistence_pairs pairs;
+  phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
+  for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
+  {
+    const auto pr = pairs.get_pair(k);
+    p.Pairs.emplace_back(positionOf[static_cast<size_t>(pr.first)], positionOf[static_cast<size_t>(pr.second)]);
+  }
+
+  persistence::DiagramBuilder diagram(p.Dims, p.Options);
+  auto cellOf = [&p](int64_t j) {
+    const MorseCriticalCell& c = p.Critical[static_cast<size_t>(j)];
+    return persistence::PairCell{ c.value, c.dimension, c.voxel };
+  };
+  std::vector<char> paired(p.Critical.size(), 0);
+  for (const auto& pr : p.Pairs)
+  {
+    paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
+    diagram.pair(cellOf(pr.first), cellOf(pr.second));
+  }
+  // Unpaired critical cells are essential: components (the roots of the
+  // union-find on minima), and whatever the matrix leaves.
+  for (size_t j = 0; j < p.Critical.size(); ++j)
+    if (!paired[j])
+      diagram.essential(cellOf(static_cast<int64_t>(j)));
+  PersistenceDiagram out;
+  out.dimension = p.Top;
+  out.pairs = diagram.finish();
+  out.criticalCells = static_cast<int64_t>(p.Critical.size());
+  out.cells = 1;
+  for (int a = 0; a < 3; ++a)
+  {
+    const int64_t n = p.Dims[a];
+    out.cells *= n <= 1 ? 1 : (p.Options.construction == Construction::T ? 2 * n + 1 : 2 * n - 1);
+  }
+  return out;
+}
+
+// Summaries as bytes: a tag, the counts, then the arrays field by field.
+namespace
+{
+constexpr uint32_t kSummaryTag = 0x54564d53; // "TVMS"
+
+template <typename T>
+void put(std::vector<uint8_t>& out, const T& v)
+{
+  const uint8_t* b = reinterpret_cast<const uint8_t*>(&v);
+  out.insert(out.end(), b, b + sizeof(T));
+}
+
+struct Reader
+{
+  const uint8_t* At;
+  size_t Left;
+  template <typename T>
+  T get()
+  {
+    if (Left < sizeof(T))
+      throw std::invalid_argument("persistence: a piece summary is truncated");
+    T v;
+    std::copy(At, At + sizeof(T), reinterpret_cast<uint8_t*>(&v));
+    At += sizeof(T);
+    Left -= sizeof(T);
+    return v;
+  }
+};
+}
+
+std::vector<uint8_t> MorsePieceSummary::toBytes() const
+{
+  std::vector<uint8_t> out;
+  out.reserve(32 + critical.size() * 28 + (edgeEnds.size() + dualEnds.size()) * 8);
+  put(out, kSummaryTag);
+  put(out, static_cast<uint8_t>(hasNan));
+  put(out, static_cast<uint64_t>(critical.size()));
+  put(out, static_cast<uint64_t>(edgeEnds.size()));
+  put(out, static_cast<uint64_t>(dualEnds.size()));
+  for (const MorseCriticalCell& c : critical)
+  {
+    put(out, c.cell);
+    put(out, c.voxel);
+    put(out, c.value);
+    put(out, c.dimension);
+  }
+  for (int64_t v : edgeEnds)
+    put(out, v);
+  for (int64_t v : dualEnds)
+    put(out, v);
+  return out;
+}
+
+MorsePieceSummary MorsePieceSummary::fromBytes(const uint8_t* bytes, size_t size)
+{
+  Reader r{ bytes, size };
+  if (r.get<uint32_t>() != kSummaryTag)
+    throw std::invalid_argument("persistence: not a piece summary");
+  MorsePieceSummary s;
+  s.hasNan = r.get<uint8_t>() != 0;
+  const uint64_t nc = r.get<uint64_t>(), ne = r.get<uint64_t>(), nd = r.get<uint64_t>();
+  if (nc > size / 28 || ne > size / 8 || nd > size / 8)
+    throw std::invalid_argument("persistence: a piece summary is truncated");
+  s.critical.resize(nc);
+  for (MorseCriticalCell& c : s.critical)
+  {
+    c.cell = r.get<int64_t>();
+    c.voxel = r.get<int64_t>();
+    c.value = r.get<double>();
+    c.dimension = r.get<int32_t>();
+  }
+  s.edgeEnds.resize(ne);
+  for (int64_t& v : s.edgeEnds)
+    v = r.get<int64_t>();
+  s.dualEnds.resize(nd);
+  for (int64_t& v : s.dualEnds)
+    v = r.get<int64_t>();
+  if (r.Left != 0)
+    throw std::invalid_argument("persistence: a piece summary has trailing bytes");
+  return s;
+}
+
+} // namespace topovox

@@ -1,0 +1,483 @@
+// MorsePiece.cpp - one piece's part of the Morse complex (see
+// PersistencePieces.h): its stratified gradient, the critical cells it
+// reports, where gradient paths from its critical edges end, where dual
+// paths from its (d-1)-cells end, and Morse boundaries on request.
+//
+// Morse boundary of a critical k-cell c: start from the chain of its faces;
+// repeatedly take the largest cell of the chain (in the order below): a
+// critical cell stays in the result; a cell paired with a coface is replaced
+// by the other faces of that coface (the V-path goes on); a cell paired with
+// a face drops out. Coefficients are Z/2, so a cell reached an even number of
+// times cancels: the count of V-paths is never enumerated, only its parity.
+// The order - owner voxel first (value, then index), then the step at which
+// the cell was matched within its group - strictly decreases along every
+// V-path, so each cell is taken at most once.
+#include "topovox/PersistencePieces.h"
+
+#include "DiagramAssembly.h"
+#include "MorseGradient.h"
+
+#include "../common/Parallel.h"
+#include "../common/ScalarDispatch.h"
+
+#include <algorithm>
+#include <queue>
+#include <stdexcept>
+#include <string>
+
+namespace topovox
+{
+namespace
+{
+// Largest doubled-grid coordinate of the whole image along an axis.
+int64_t wholeCellMax(int64_t voxels, Construction construction)
+{
+  if (voxels <= 1)
+    return 0;
+  return construction == Construction::T ? 2 * voxels : 2 * voxels - 2;
+}
+
+// The local array's values in filtration orientation, as doubles, NaN kept.
+std::vector<double> orientedValues(const GridView& g, bool super)
+{
+  std::vector<double> out(static_cast<size_t>(g.voxelCount()));
+  dispatchScalarType(g.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* d = static_cast<const T*>(g.data);
+    size_t i = 0;
+    for (int64_t z = 0; z < g.dims[2]; ++z)
+      for (int64_t y = 0; y < g.dims[1]; ++y)
+        for (int64_t x = 0; x < g.dims[0]; ++x)
+        {
+          const double v = static_cast<double>(d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]]);
+          out[i++] = super ? -v : v;
+        }
+  });
+  return out;
+}
+} // namespace
+
+PieceRegion PieceRegion::whole(const int64_t wholeDims[3], Construction construction)
+{
+  PieceRegion r;
+  for (int a = 0; a < 3; ++a)
+  {
+    r.wholeDims[a] = wholeDims[a];
+    r.cellHi[a] = wholeCellMax(wholeDims[a], construction);
+  }
+  return r;
+}
+
+PieceRegion PieceRegion::fromVoxelExtent(
+  const int64_t wholeDims[3], const int64_t lo[3], const int64_t hi[3], Construction construction)
+{
+  PieceRegion r;
+  for (int a = 0; a < 3; ++a)
+  {
+    if (lo[a] < 0 || hi[a] < lo[a] || hi[a] >= wholeDims[a])
+      throw std::invalid_argument("a piece's voxel extent must lie inside the image");
+    r.wholeDims[a] = wholeDims[a];
+    r.origin[a] = lo[a];
+    if (wholeDims[a] <= 1)
+      continue;
+    r.cellLo[a] = 2 * lo[a];
+    r.cellHi[a] = hi[a] + 1 >= wholeDims[a] ? wholeCellMax(wholeDims[a], construction) : 2 * hi[a];
+  }
+  return r;
+}
+
+void PieceRegion::requiredVoxels(Construction construction, int64_t lo[3], int64_t hi[3]) const
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    if (wholeDims[a] <= 1)
+    {
+      lo[a] = hi[a] = 0;
+      continue;
+    }
+    const bool t = construction == Construction::T;
+    lo[a] = std::max<int64_t>(0, t ? cellLo[a] / 2 - 1 : cellLo[a] / 2);
+    hi[a] = std::min<int64_t>(wholeDims[a] - 1, cellHi[a] / 2);
+  }
+}
+
+struct MorsePiece::Impl
+{
+  GridView Local;
+  PieceRegion Region;
+  Construction Construct;
+  int Threads;
+  int Top; // dimension of the whole complex
+  cubical::CellGrid Cells;
+  morse::Gradient G;
+  std::vector<double> Value; // per local voxel, filtration orientation
+  int64_t WholeCellDims[3];
+  int64_t Shift[3];                  // whole doubled coordinate - local one
+  int64_t ReportLo[3], ReportHi[3]; // the cells reported, local coordinates, inclusive
+  MorsePieceSummary Summary;
+
+  Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options)
+    : Local(local)
+    , Region(region)
+    , Construct(options.construction)
+    , Threads(options.threads > 0 ? options.threads : defaultThreadCount())
+    , Top(0)
+    , Cells(local, options.construction, region.wholeDims)
+    , G(Cells)
+  {
+    int64_t need[2][3];
+    region.requiredVoxels(Construct, need[0], need[1]);
+    std::vector<int64_t> cuts[3];
+    for (int a = 0; a < 3; ++a)
+    {
+      if (need[0][a] < region.origin[a] || need[1][a] >= region.origin[a] + local.dims[a])
+        throw std::invalid_argument("a piece's array does not hold the voxels its cells touch (axis " +
+          std::to_string(a) + ")");
+      const int64_t maxCell = wholeCellMax(region.wholeDims[a], Construct);
+      Top += region.wholeDims[a] > 1 ? 1 : 0;
+      WholeCellDims[a] = maxCell + 1;
+      Shift[a] = region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
+      ReportLo[a] = region.cellLo[a] - Shift[a];
+      ReportHi[a] = (region.cellHi[a] == maxCell ? region.cellHi[a] : region.cellHi[a] - 1) - Shift[a];
+      // Cut planes where the piece's closure ends inside the image.
+      if (region.cellLo[a] > 0)
+        cuts[a].push_back(region.cellLo[a] - Shift[a]);
+      if (region.cellHi[a] < maxCell)
+        cuts[a].push_back(region.cellHi[a] - Shift[a]);
+    }
+    G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads);
+    Value = orientedValues(local, options.filtration == Filtration::Superlevel);
+    for (double v : Value)
+      Summary.hasNan = Summary.hasNan || v != v;
+    collectCritical();
+    if (Top >= 2)
+      collectEdgeEnds();
+    if (Top >= 1 && !Summary.hasNan)
+      collectDualEnds();
+  }
+
+  int64_t wholeIndex(const int64_t c[3]) const
+  {
+    return (c[0] + Shift[0]) + WholeCellDims[0] * ((c[1] + Shift[1]) + WholeCellDims[1] * (c[2] + Shift[2]));
+  }
+  int64_t wholeIndexOfLocal(int64_t cell) const
+  {
+    int64_t c[3];
+    Cells.coordinates(cell, c);
+    return wholeIndex(c);
+  }
+  // Local coordinates of a whole-grid cell; false when not reported here.
+  bool reportedLocal(int64_t whole, int64_t c[3]) const
+  {
+    c[0] = whole % WholeCellDims[0] - Shift[0];
+    c[1] = (whole / WholeCellDims[0]) % WholeCellDims[1] - Shift[1];
+    c[2] = whole / (WholeCellDims[0] * WholeCellDims[1]) - Shift[2];
+    for (int a = 0; a < 3; ++a)
+      if (c[a] < ReportLo[a] || c[a] > ReportHi[a])
+        return false;
+    return true;
+  }
+  int64_t wholeVoxel(int64_t cell) const
+  {
+    int64_t v[3];
+    G.ownerCoordinates(cell, v);
+    for (int a = 0; a < 3; ++a)
+      v[a] += Region.origin[a];
+    return v[0] + Region.wholeDims[0] * (v[1] + Region.wholeDims[1] * v[2]);
+  }
+
+  void collectCritical()
+  {
+    int64_t c[3];
+    for (c[2] = ReportLo[2]; c[2] <= ReportHi[2]; ++c[2])
+      for (c[1] = ReportLo[1]; c[1] <= ReportHi[1]; ++c[1])
+        for (c[0] = ReportLo[0]; c[0] <= ReportHi[0]; ++c[0])
+        {
+          const int64_t cell = Cells.index(c);
+          if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
+            continue;
+          MorseCriticalCell m;
+          m.cell = wholeIndex(c);
+          m.voxel = wholeVoxel(cell);
+          m.value = Value[static_cast<size_t>(G.owner(cell))];
+          m.dimension = Cells.dimension(c);
+          Summary.critical.push_back(m);
+        }
+  }
+
+  // Dimension 0: from each end of each reported critical edge down the
+  // gradient to a minimum. Paths stay in the piece (strata), and each
+  // vertex's end is found once: a path is walked until a vertex already
+  // known, then every vertex on it learns the end.
+  void collectEdgeEnds()
+  {
+    const int64_t vx = (Cells.dims[0] + 1) / 2, vy = (Cells.dims[1] + 1) / 2, vz = (Cells.dims[2] + 1) / 2;
+    auto vertexNumber = [&](int64_t vertex) {
+      int64_t c[3];
+      Cells.coordinates(vertex, c);
+      return (c[0] >> 1) + vx * ((c[1] >> 1) + vy * (c[2] >> 1));
+    };
+    std::vector<int64_t> minimumOf(static_cast<size_t>(vx * vy * vz), -1);
+    std::vector<int64_t> path;
+    auto descend = [&](int64_t vertex) {
+      path.clear();
+      int64_t end = -1;
+      for (;;)
+      {
+        const int64_t number = vertexNumber(vertex);
+        if (minimumOf[static_cast<size_t>(number)] >= 0)
+        {
+          end = minimumOf[static_cast<size_t>(number)];
+          break;
+        }
+        path.push_back(number);
+        const uint8_t state = G.state[static_cast<size_t>(vertex)];
+        if (state == morse::kCritical)
+        {
+          end = wholeIndexOfLocal(vertex);
+          break;
+        }
+        if (state == morse::kAbsent || state >= morse::kDown)
+          throw std::logic_error("persistence: a gradient path from an edge left the complex");
+        const int64_t edge = morse::partner(Cells, vertex, state);
+        vertex = 2 * edge - vertex; // the edge's other end
+      }
+      for (int64_t number : path)
+        minimumOf[static_cast<size_t>(number)] = end;
+      return end;
+    };
+    int64_t c[3];
+    for (const MorseCriticalCell& m : Summary.critical)
+    {
+      if (m.dimension != 1)
+        continue;
+      reportedLocal(m.cell, c);
+      Summary.edgeEnds.push_back(m.cell);
+      for (int a = 0; a < 3; ++a)
+        if (Cells.active[a] && (c[a] & 1))
+          for (int s : { -1, 1 })
+          {
+            int64_t v[3] = { c[0], c[1], c[2] };
+            v[a] += s;
+            Summary.edgeEnds.push_back(descend(Cells.index(v)));
+          }
+    }
+  }
+
+  // The top dimension: from each critical (d-1)-cell of the closure through
+  // each of its cofaces inside the piece (top cells lie in no cut plane, so
+  // each belongs to one piece), along the dual V-path - a top cell paired
+  // with a face goes on through that face's other coface - to a maximum or
+  // out of the image. Memoised per top cell as for the vertices above.
+  void collectDualEnds()
+  {
+    int64_t tdim[3];
+    for (int a = 0; a < 3; ++a)
+      tdim[a] = Cells.active[a] ? (Cells.dims[a] - 1) / 2 : 1;
+    auto topNumber = [&](const int64_t c[3]) {
+      int64_t n[3];
+      for (int a = 0; a < 3; ++a)
+        n[a] = Cells.active[a] ? (c[a] - 1) >> 1 : 0;
+      return n[0] + tdim[0] * (n[1] + tdim[1] * n[2]);
+    };
+    std::vector<int64_t> maximumOf(static_cast<size_t>(tdim[0] * tdim[1] * tdim[2]), -2);
+    std::vector<int64_t> path;
+    auto reach = [&](int64_t cell, int axis, int side) {
+      path.clear();
+      int64_t end = -1; // the outside
+      for (;;)
+      {
+        int64_t c[3];
+        Cells.coordinates(cell, c);
+        c[axis] += side;
+        if (c[axis] + Shift[axis] < 0 || c[axis] + Shift[axis] >= WholeCellDims[axis])
+          break; // out of the image
+        const int64_t coface = Cells.index(c);
+        const uint8_t state = G.state[static_cast<size_t>(coface)];
+        const int64_t number = topNumber(c);
+        if (maximumOf[static_cast<size_t>(number)] >= -1)
+        {
+          end = maximumOf[static_cast<size_t>(number)];
+          break;
+        }
+        path.push_back(number);
+        if (state == morse::kCritical)
+        {
+          end = wholeIndex(c);
+          break;
+        }
+        if (state < morse::kDown)
+          throw std::logic_error("persistence: a dual path met a top cell paired upwards");
+        // The coface is paired with one of its faces: go through that face
+        // to its other coface.
+        const int64_t face = morse::partner(Cells, coface, state);
+        int64_t f[3];
+        Cells.coordinates(face, f);
+        for (int a = 0; a < 3; ++a)
+          if (Cells.active[a] && !(f[a] & 1))
+          {
+            axis = a;
+            side = f[a] < c[a] ? -1 : 1; // away from the coface we came from
+          }
+        cell = face;
+      }
+      for (int64_t number : path)
+        maximumOf[static_cast<size_t>(number)] = end;
+      return end;
+    };
+    // The closure, in local coordinates.
+    int64_t lo[3], hi[3];
+    for (int a = 0; a < 3; ++a)
+    {
+      lo[a] = Region.cellLo[a] - Shift[a];
+      hi[a] = Region.cellHi[a] - Shift[a];
+    }
+    int64_t c[3];
+    for (c[2] = lo[2]; c[2] <= hi[2]; ++c[2])
+      for (c[1] = lo[1]; c[1] <= hi[1]; ++c[1])
+        for (c[0] = lo[0]; c[0] <= hi[0]; ++c[0])
+        {
+          if (Cells.dimension(c) != Top - 1)
+            continue;
+          const int64_t cell = Cells.index(c);
+          if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
+            continue;
+          int axis = 0;
+          for (int a = 0; a < 3; ++a)
+            if (Cells.active[a] && !(c[a] & 1))
+              axis = a;
+          bool reported = true;
+          for (int a = 0; a < 3; ++a)
+            reported = reported && c[a] >= ReportLo[a] && c[a] <= ReportHi[a];
+          for (int side : { -1, 1 })
+          {
+            const int64_t w = c[axis] + side + Shift[axis];
+            const bool outside = w < 0 || w >= WholeCellDims[axis];
+            const bool inside = c[axis] + side > lo[axis] && c[axis] + side < hi[axis];
+            if ((outside && reported) || inside)
+            {
+              Summary.dualEnds.push_back(wholeIndex(c));
+              Summary.dualEnds.push_back(outside ? -1 : reach(cell, axis, side));
+            }
+          }
+        }
+  }
+
+  struct Key
+  {
+    double value;
+    int64_t order; // local owner index * 32 + step
+    int64_t cell;  // local
+    bool operator<(const Key& o) const { return value < o.value || (value == o.value && order < o.order); }
+  };
+  Key keyOf(int64_t cell) const
+  {
+    const int64_t owner = G.owner(cell);
+    return Key{ Value[static_cast<size_t>(owner)], owner * 32 + G.step[static_cast<size_t>(cell)], cell };
+  }
+  int facesOf(int64_t cell, int64_t* faces) const
+  {
+    int64_t c[3];
+    Cells.coordinates(cell, c);
+    int n = 0;
+    for (int a = 0; a < 3; ++a)
+      if (Cells.active[a] && (c[a] & 1))
+        for (int s : { -1, 1 })
+        {
+          int64_t f[3] = { c[0], c[1], c[2] };
+          f[a] += s;
+          faces[n++] = Cells.index(f);
+        }
+    return n;
+  }
+
+  std::vector<int64_t> boundary(int64_t cell) const
+  {
+    std::priority_queue<Key> chain;
+    std::vector<int64_t> entries;
+    int64_t faces[6];
+    const int n = facesOf(cell, faces);
+    for (int k = 0; k < n; ++k)
+      chain.push(keyOf(faces[k]));
+    while (!chain.empty())
+    {
+      const Key top = chain.top();
+      chain.pop();
+      int parity = 1;
+      while (!chain.empty() && chain.top().cell == top.cell)
+      {
+        chain.pop();
+        ++parity;
+      }
+      if (!(parity & 1))
+        continue;
+      const uint8_t state = G.state[static_cast<size_t>(top.cell)];
+      if (state == morse::kCritical)
+        entries.push_back(wholeIndexOfLocal(top.cell));
+      else if (state >= morse::kUp && state < morse::kDown)
+      {
+        const int64_t coface = morse::partner(Cells, top.cell, state);
+        const int m = facesOf(coface, faces);
+        for (int k = 0; k < m; ++k)
+          if (faces[k] != top.cell)
+            chain.push(keyOf(faces[k]));
+      }
+      // Paired with a face, or absent (NaN): not part of the Morse complex.
+    }
+    std::sort(entries.begin(), entries.end());
+    return entries;
+  }
+};
+
+MorsePiece::MorsePiece(const GridView& local, const PieceRegion& region, const PersistenceOptions& options)
+  : P(new Impl(local, region, options))
+{
+}
+MorsePiece::~MorsePiece() = default;
+MorsePiece::MorsePiece(MorsePiece&&) noexcept = default;
+MorsePiece& MorsePiece::operator=(MorsePiece&&) noexcept = default;
+
+const MorsePieceSummary& MorsePiece::summary() const
+{
+  return P->Summary;
+}
+
+MorsePieceSummary MorsePiece::releaseSummary()
+{
+  MorsePieceSummary s = std::move(P->Summary);
+  P->Summary = MorsePieceSummary();
+  return s;
+}
+
+std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) const
+{
+  // Those reported here, as local cells; they are independent, so computed
+  // in parallel (the gradient is only read), then flattened in order.
+  std::vector<int64_t> mine, local;
+  int64_t c[3];
+  for (int64_t whole : cells)
+    if (P->reportedLocal(whole, c))
+    {
+      const int64_t cell = P->Cells.index(c);
+      if (P->G.state[static_cast<size_t>(cell)] != morse::kCritical)
+        throw std::invalid_argument("persistence: a boundary was asked for a cell that is not critical");
+      mine.push_back(whole);
+      local.push_back(cell);
+    }
+  std::vector<std::vector<int64_t>> result(mine.size());
+  parallelFor(static_cast<int64_t>(mine.size()), P->Threads, [&](int, int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      result[static_cast<size_t>(j)] = P->boundary(local[static_cast<size_t>(j)]);
+  });
+  std::vector<int64_t> flat;
+  for (size_t j = 0; j < mine.size(); ++j)
+  {
+    flat.push_back(mine[j]);
+    flat.push_back(static_cast<int64_t>(result[j].size()));
+    flat.insert(flat.end(), result[j].begin(), result[j].end());
+    std::vector<int64_t>().swap(result[j]);
+  }
+  return flat;
+}
+
+} // namespace topovox
