@@ -181,6 +181,18 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
   for (int b = 0; b < 27; ++b)
     offset[b] = choiceAxis(b, 0) * image.strides[0] + choiceAxis(b, 1) * image.strides[1] +
       choiceAxis(b, 2) * image.strides[2];
+  // Only the neighbours and cells along the image's axes (9 of 27 in 2D).
+  int bits[27], nBits = 0, corners[27], nCorners = 0;
+  for (int b = 0; b < 27; ++b)
+  {
+    bool along = true;
+    for (int a = 0; a < 3; ++a)
+      along = along && (cg.active[a] || choiceAxis(b, a) == 0);
+    if (along && b != kCenterBit)
+      bits[nBits++] = b;
+    if (along)
+      corners[nCorners++] = b;
+  }
   int64_t p[3];
   for (int64_t r = r0; r < r1; ++r)
   {
@@ -204,11 +216,15 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
         if (valid == kAllNeighbours)
           preceding = euler::interiorPrecedingMask<Super>(at, offset, v, std::make_integer_sequence<int, 27>{});
         else
-          for (int b = 0; b < 27; ++b)
+          for (int k = 0; k < nBits; ++k)
+          {
+            const int b = bits[k];
             if (((valid >> b) & 1u) && euler::precedes<Super>(at[offset[b]], v, b))
               preceding |= 1u << b;
-        for (int c = 0; c < 27; ++c)
+          }
+        for (int k = 0; k < nCorners; ++k)
         {
+          const int c = corners[k];
           const uint32_t m = cornerMask(c);
           int64_t cell[3];
           uint8_t ownerCode = 0;

@@ -11,11 +11,63 @@
 #include <phat/representations/default_representations.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <tuple>
 
 namespace topovox
 {
+namespace
+{
+// Critical cell -> position in filtration order. Open addressing with
+// linear probing at load <= 1/2: pairing looks up several cells per
+// critical cell (millions on noise), and a binary search over them was the
+// slowest step of the pairing.
+class CellPositions
+{
+public:
+  void build(const std::vector<MorseCriticalCell>& critical)
+  {
+    size_t capacity = 16;
+    while (capacity < 2 * critical.size())
+      capacity *= 2;
+    Mask = capacity - 1;
+    Keys.assign(capacity, -1);
+    Values.assign(capacity, 0);
+    for (size_t j = 0; j < critical.size(); ++j)
+    {
+      size_t at = slot(critical[j].cell);
+      while (Keys[at] >= 0)
+      {
+        if (Keys[at] == critical[j].cell)
+          throw std::logic_error("persistence: two pieces reported the same critical cell");
+        at = (at + 1) & Mask;
+      }
+      Keys[at] = critical[j].cell;
+      Values[at] = static_cast<int64_t>(j);
+    }
+  }
+  int64_t find(int64_t cell) const
+  {
+    for (size_t at = slot(cell);; at = (at + 1) & Mask)
+    {
+      if (Keys[at] == cell)
+        return Values[at];
+      if (Keys[at] < 0)
+        throw std::logic_error("persistence: a piece named a critical cell no piece reported");
+    }
+  }
+
+private:
+  size_t slot(int64_t cell) const
+  {
+    return static_cast<size_t>((static_cast<uint64_t>(cell) * 0x9E3779B97F4A7C15ull) >> 20) & Mask;
+  }
+  std::vector<int64_t> Keys, Values;
+  size_t Mask = 0;
+};
+}
+
 struct MorsePairing::Impl
 {
   int64_t Dims[3];
@@ -23,20 +75,14 @@ struct MorsePairing::Impl
   int Top = 0;
   bool HasNan = false;
   std::vector<MorseCriticalCell> Critical; // filtration order once sorted
-  std::vector<std::pair<int64_t, int64_t>> ByCell; // (cell, position), by cell
+  CellPositions Positions;
   std::vector<int64_t> EdgeEnds, DualEnds;         // as the summaries give them
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
   std::vector<std::vector<phat::index>> Boundary; // per position, positions
 
-  int64_t columnOf(int64_t cell) const
-  {
-    const auto it = std::lower_bound(ByCell.begin(), ByCell.end(), std::make_pair(cell, int64_t(-1)));
-    if (it == ByCell.end() || it->first != cell)
-      throw std::logic_error("persistence: a piece named a critical cell no piece reported");
-    return it->second;
-  }
+  int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
 
   // The top dimension by union-find in the dual (Alexander duality, as
   // CubicalRipser does): critical (d-1)-cells in decreasing order join the
@@ -50,27 +96,26 @@ struct MorsePairing::Impl
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     const int64_t outside = n;
-    // (saddle position, maximum position or outside), grouped by saddle.
-    std::vector<std::pair<int64_t, int64_t>> ends;
-    ends.reserve(DualEnds.size() / 2);
+    // Per (d-1)-cell position, the ends of its two dual paths.
+    std::vector<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } });
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
-      ends.emplace_back(columnOf(DualEnds[k]), DualEnds[k + 1] < 0 ? outside : columnOf(DualEnds[k + 1]));
+    {
+      auto& e = ends[static_cast<size_t>(columnOf(DualEnds[k]))];
+      const int64_t end = DualEnds[k + 1] < 0 ? outside : columnOf(DualEnds[k + 1]);
+      if (e[1] >= 0)
+        throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
+      e[e[0] < 0 ? 0 : 1] = end;
+    }
     std::vector<int64_t>().swap(DualEnds);
-    std::sort(ends.begin(), ends.end());
     persistence::UnionFind maxima(Critical.size() + 1);
-    size_t k = ends.size();
     for (int64_t j = n - 1; j >= 0; --j)
     {
       if (Critical[static_cast<size_t>(j)].dimension != Top - 1)
         continue;
-      // The entries of j end the part of `ends` not consumed yet.
-      size_t first = k;
-      while (first > 0 && ends[first - 1].first == j)
-        --first;
-      if (k - first != 2)
+      const auto& e = ends[static_cast<size_t>(j)];
+      if (e[1] < 0)
         throw std::logic_error("persistence: a (d-1)-cell without its two dual paths");
-      const int64_t r1 = maxima.find(ends[first].second), r2 = maxima.find(ends[first + 1].second);
-      k = first;
+      const int64_t r1 = maxima.find(e[0]), r2 = maxima.find(e[1]);
       if (r1 == r2)
         continue;
       // The older maximum is the later one in filtration order (the outside last).
@@ -154,18 +199,11 @@ int64_t MorsePairing::criticalCellCount() const
 std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
-  // Filtration order: value, dimension, then owner voxel and cell index
-  // (any order compatible with faces would do).
+  // The filtration order of Persistence.h: value, dimension, cell index.
   std::sort(p.Critical.begin(), p.Critical.end(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
-    return std::tie(a.value, a.dimension, a.voxel, a.cell) < std::tie(b.value, b.dimension, b.voxel, b.cell);
+    return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
   });
-  p.ByCell.resize(p.Critical.size());
-  for (size_t j = 0; j < p.Critical.size(); ++j)
-    p.ByCell[j] = { p.Critical[j].cell, static_cast<int64_t>(j) };
-  std::sort(p.ByCell.begin(), p.ByCell.end());
-  for (size_t j = 1; j < p.ByCell.size(); ++j)
-    if (p.ByCell[j].first == p.ByCell[j - 1].first)
-      throw std::logic_error("persistence: two pieces reported the same critical cell");
+  p.Positions.build(p.Critical);
   p.Skip.assign(p.Critical.size(), 0);
   p.EmptyColumn.assign(p.Critical.size(), 0);
   if (p.Top >= 1 && !p.HasNan)
