@@ -4,6 +4,7 @@
 #include "vtkPersistenceDiagramFilter.h"
 
 #include "vtkTopoVoxImageAdapter.h"
+#include "vtkTopoVoxPersistenceExchange.h"
 
 #include "topovox/Persistence.h"
 
@@ -102,18 +103,26 @@ int vtkPersistenceDiagramFilter::RequestInformation(
 int vtkPersistenceDiagramFilter::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  // The whole image on rank 0, nothing elsewhere (see the class notes).
+  // Serial: the whole image. MPI: this rank's block of the image plus the
+  // one-voxel halo its piece of the Morse complex reads (see the class
+  // notes), as one piece with no ghost levels, as vtkEulerCurveFilter does.
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
   const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  int whole[6];
+  int whole[6], ext[6];
   inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  const int ranks = topovox_vtk::participatingRanks(this->Controller, pieces);
-  if (ranks > 1 && piece != 0)
+  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1)
   {
-    const int empty[6] = { 0, -1, 0, -1, 0, -1 };
-    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), empty, 6);
+    topovox_vtk::pieceExtent(whole, piece, pieces, ext);
+    for (int a = 0; a < 3; ++a)
+    {
+      if (ext[2 * a] > ext[2 * a + 1])
+        continue; // an empty piece asks for nothing more
+      ext[2 * a] = std::max(whole[2 * a], ext[2 * a] - 1);
+      ext[2 * a + 1] = std::min(whole[2 * a + 1], ext[2 * a + 1] + 1);
+    }
+    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
   }
   else
     inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
@@ -134,41 +143,112 @@ int vtkPersistenceDiagramFilter::RequestData(
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
   const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1 && piece != 0)
-    return 1; // rank 0 computes the diagram
+  const int ranks = topovox_vtk::participatingRanks(this->Controller, pieces);
+  const bool root = ranks == 1 || this->Controller->GetLocalProcessId() == 0;
 
-  if (!image)
-  {
-    vtkErrorMacro(<< "Persistence diagram: the input is not an image (vtkImageData).");
-    return 0;
-  }
-  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* array = this->GetInputArrayToProcess(0, image, association);
-  if (!array)
-  {
-    array = image->GetPointData()->GetScalars();
-    association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  }
-  if (!array)
-  {
-    vtkErrorMacro(<< "Persistence diagram: the input image has no scalar array to process (select one).");
-    return 0;
-  }
-  const bool cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
-  int ext[6];
-  image->GetExtent(ext);
+  // Every rank must reach every collective below, also one whose piece is
+  // bad: errors are agreed on first, so that no rank waits forever.
+  std::string error;
+  vtkDataArray* array = nullptr;
+  bool cellData = false;
+  int whole[6], pieceExt[6];
   topovox::GridView grid;
   topovox::Box owned;
-  const std::string why =
-    topovox_vtk::describeArray(image, array, cellData, this->Component, ext, ext, grid, owned);
-  if (!why.empty())
+  if (!image)
+    error = "the input is not an image (vtkImageData)";
+  else
   {
-    vtkErrorMacro(<< "Persistence diagram: " << why << ".");
+    if (ranks > 1)
+    {
+      inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+      topovox_vtk::pieceExtent(whole, piece, pieces, pieceExt);
+    }
+    else
+    {
+      image->GetExtent(whole);
+      image->GetExtent(pieceExt);
+    }
+    int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+    array = this->GetInputArrayToProcess(0, image, association);
+    if (!array)
+    {
+      // pvpython leaves an ArrayListDomain empty before the first update.
+      array = image->GetPointData()->GetScalars();
+      association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+    }
+    if (!array)
+      error = "the input image has no scalar array to process (select one)";
+    else
+    {
+      cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
+      const bool emptyPiece =
+        pieceExt[0] > pieceExt[1] || pieceExt[2] > pieceExt[3] || pieceExt[4] > pieceExt[5];
+      if (!emptyPiece) // else this rank of a split image builds nothing
+        error = topovox_vtk::describeArray(image, array, cellData, this->Component, whole, pieceExt, grid, owned);
+    }
+  }
+  long long failed = error.empty() ? 0 : 1;
+  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
+  if (failed)
+  {
+    if (!error.empty())
+      vtkErrorMacro(<< "Persistence diagram: " << error << ".");
+    else
+      vtkErrorMacro(<< "Persistence diagram: another rank could not read its piece.");
     return 0;
+  }
+
+  // The whole image in voxels (points, or cells for cell data), and the
+  // pieces of it: voxel extents sharing their boundary planes.
+  int64_t wholeDims[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    const int64_t points = whole[2 * a + 1] - whole[2 * a] + 1;
+    wholeDims[a] = cellData ? std::max<int64_t>(1, points - 1) : points;
+  }
+  const topovox::Construction construction =
+    this->Construction ? topovox::Construction::T : topovox::Construction::V;
+  // A piece's region, or false for none (empty, or one plane thick: such a
+  // piece holds only cells its neighbours report).
+  auto regionOf = [&](const int ext[6], topovox::PieceRegion& region) {
+    int64_t lo[3], hi[3];
+    for (int a = 0; a < 3; ++a)
+    {
+      lo[a] = wholeDims[a] == 1 ? 0 : ext[2 * a] - whole[2 * a];
+      hi[a] = wholeDims[a] == 1 ? 0 : std::min<int64_t>(ext[2 * a + 1] - whole[2 * a], wholeDims[a] - 1);
+      if (ext[2 * a] > ext[2 * a + 1] || (wholeDims[a] > 1 && hi[a] <= lo[a]))
+        return false;
+    }
+    region = topovox::PieceRegion::fromVoxelExtent(wholeDims, lo, hi, construction);
+    return true;
+  };
+  topovox::PieceRegion region;
+  for (int a = 0; a < 3; ++a)
+    region.wholeDims[a] = wholeDims[a];
+  bool hasPiece = false;
+  if (ranks > 1)
+  {
+    hasPiece = grid.data != nullptr && regionOf(pieceExt, region);
+    // Every rank knows every piece's extent: all cut planes cross-check.
+    for (int p = 0; p < pieces; ++p)
+    {
+      int ext[6];
+      topovox::PieceRegion other;
+      topovox_vtk::pieceExtent(whole, p, pieces, ext);
+      if (regionOf(ext, other))
+        region.addCutsOf(other);
+    }
+    if (hasPiece)
+    {
+      int ext[6];
+      image->GetExtent(ext);
+      for (int a = 0; a < 3; ++a)
+        region.origin[a] = wholeDims[a] == 1 ? 0 : ext[2 * a] - whole[2 * a];
+    }
   }
 
   topovox::PersistenceOptions options;
-  options.construction = this->Construction ? topovox::Construction::T : topovox::Construction::V;
+  options.construction = construction;
   options.filtration =
     this->Filtration ? topovox::Filtration::Superlevel : topovox::Filtration::Sublevel;
   options.maxDimension = this->MaximumDimension;
@@ -180,10 +260,24 @@ int vtkPersistenceDiagramFilter::RequestData(
     return !this->CheckAbort();
   };
   this->SetProgressText("Persistence diagram");
+  // The value range (for essential classes and the diagonal), over all ranks.
+  double range[2] = { std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity() };
+  if (grid.data)
+    array->GetRange(range, std::max(0, this->Component)); // -1 would mean the magnitude
+  topovox_vtk::allReduceMinMax(this->Controller, ranks, range[0], range[1]);
+
   topovox::PersistenceDiagram result;
   try
   {
-    result = topovox::computePersistence(grid, options);
+    if (ranks == 1)
+      result = topovox::computePersistence(grid, options);
+    else
+    {
+      result = topovox_vtk::distributedPersistence(
+        this->Controller, ranks, hasPiece ? &grid : nullptr, region, options);
+      if (!root)
+        return 1; // rank 0 outputs the diagram
+    }
   }
   catch (const topovox::Aborted&)
   {
@@ -199,19 +293,17 @@ int vtkPersistenceDiagramFilter::RequestData(
     vtkWarningMacro(<< result.warnings);
   vtkDebugMacro(<< "stages:\n" << result.timings);
 
-  // Where a voxel is, and its id in the input.
-  auto voxelId = [&grid](const int64_t* v) {
-    return static_cast<vtkIdType>(v[0] + grid.dims[0] * (v[1] + grid.dims[1] * v[2]));
+  // Where a voxel is, and its id in the whole input.
+  auto voxelId = [&wholeDims](const int64_t* v) {
+    return static_cast<vtkIdType>(v[0] + wholeDims[0] * (v[1] + wholeDims[1] * v[2]));
   };
   auto world = [&](const int64_t* v, double xyz[3]) {
     double ijk[3];
     for (int a = 0; a < 3; ++a)
-      ijk[a] = static_cast<double>(ext[2 * a] + v[a]) + (cellData && ext[2 * a] < ext[2 * a + 1] ? 0.5 : 0.0);
+      ijk[a] = static_cast<double>(whole[2 * a] + v[a]) + (cellData && whole[2 * a] < whole[2 * a + 1] ? 0.5 : 0.0);
     image->TransformContinuousIndexToPhysicalPoint(ijk, xyz);
   };
   const bool super = this->Filtration != 0;
-  double range[2];
-  array->GetRange(range, std::max(0, this->Component)); // -1 would mean the magnitude
   // Essential classes are drawn up to the far end of the values.
   const double far = super ? range[0] : range[1];
 

@@ -25,9 +25,13 @@
  *   coordinates, with PairIdentifier, Dimension, Persistence and Role
  *   (0 birth, 1 death), to see features in the render view.
  *
- * MPI: the image is gathered on rank 0, which computes the diagram (identical
- * to the serial one); the other ranks output empty data sets. A distributed
- * Morse complex is future work.
+ * MPI: each rank reads its block of the image (plus a one-voxel halo) and
+ * builds that block's part of the Morse complex (stratified, so that blocks
+ * need nothing from each other: Kernels' PersistencePieces.h); rank 0
+ * gathers the critical cells and paths, pairs them, asks the ranks for the
+ * Morse boundaries its matrix needs, and outputs the diagram, identical to
+ * the serial one. The other ranks output empty data sets. No rank ever
+ * holds the whole image.
  */
 #ifndef vtkPersistenceDiagramFilter_h
 #define vtkPersistenceDiagramFilter_h

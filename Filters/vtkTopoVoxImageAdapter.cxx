@@ -178,4 +178,43 @@ void reduceSumToRoot(vtkMultiProcessController* c, int ranks, std::vector<long l
   if (c->GetLocalProcessId() == 0)
     values.swap(out);
 }
+
+std::vector<std::vector<unsigned char>> gatherBytesToRoot(
+  vtkMultiProcessController* c, int ranks, const std::vector<unsigned char>& local)
+{
+  std::vector<std::vector<unsigned char>> out;
+  if (ranks <= 1)
+  {
+    out.push_back(local);
+    return out;
+  }
+  const bool root = c->GetLocalProcessId() == 0;
+  const vtkIdType n = static_cast<vtkIdType>(local.size());
+  std::vector<vtkIdType> counts(static_cast<size_t>(ranks)), offsets(static_cast<size_t>(ranks));
+  c->Gather(&n, counts.data(), 1, 0);
+  vtkIdType total = 0;
+  for (int r = 0; r < ranks; ++r)
+  {
+    offsets[static_cast<size_t>(r)] = total;
+    total += root ? counts[static_cast<size_t>(r)] : 0;
+  }
+  std::vector<unsigned char> all(static_cast<size_t>(std::max<vtkIdType>(total, 1)));
+  c->GatherV(local.data(), all.data(), n, counts.data(), offsets.data(), 0);
+  if (root)
+    for (int r = 0; r < ranks; ++r)
+      out.emplace_back(all.begin() + offsets[static_cast<size_t>(r)],
+        all.begin() + offsets[static_cast<size_t>(r)] + counts[static_cast<size_t>(r)]);
+  return out;
+}
+
+void broadcastFromRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values)
+{
+  if (ranks <= 1)
+    return;
+  long long n = static_cast<long long>(values.size());
+  c->Broadcast(&n, 1, 0);
+  values.resize(static_cast<size_t>(n));
+  if (n > 0)
+    c->Broadcast(values.data(), n, 0);
+}
 }

@@ -49,6 +49,11 @@ std::vector<double> allGatherSortedUnique(
   vtkMultiProcessController* c, int ranks, const std::vector<double>& local);
 // Sums `values` onto rank 0 (in place there).
 void reduceSumToRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values);
+// Every rank's bytes, on rank 0 (in rank order; empty elsewhere).
+std::vector<std::vector<unsigned char>> gatherBytesToRoot(
+  vtkMultiProcessController* c, int ranks, const std::vector<unsigned char>& local);
+// Rank 0's `values` on every rank.
+void broadcastFromRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values);
 }
 
 #endif

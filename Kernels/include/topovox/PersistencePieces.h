@@ -36,6 +36,12 @@ struct PieceRegion
   // The piece's closure on the whole image's doubled grid, inclusive bounds
   // (even; 0 .. 0 on axes of one voxel).
   int64_t cellLo[3] = { 0, 0, 0 }, cellHi[3] = { 0, 0, 0 };
+  // The cut planes (even whole doubled coordinates) of the whole
+  // decomposition on each axis. Every piece must know every plane that
+  // crosses it, also those that only bound other pieces (pieces that do not
+  // form a grid, as VTK's block splits), so that all agree on the strata.
+  // fromVoxelExtent puts in the piece's own boundaries; addCutsOf the others'.
+  std::vector<int64_t> cuts[3];
 
   // The whole image as one piece.
   static PieceRegion whole(const int64_t wholeDims[3], Construction construction);
@@ -44,6 +50,8 @@ struct PieceRegion
   // (cut at that plane; in T the shared voxels belong to the upper piece).
   static PieceRegion fromVoxelExtent(
     const int64_t wholeDims[3], const int64_t lo[3], const int64_t hi[3], Construction construction);
+  // Adds the boundaries of another piece of the same decomposition.
+  void addCutsOf(const PieceRegion& other);
   // The voxels (inclusive, whole-image coordinates) the local array must
   // hold: those the closure's cells touch. V: the closure's own voxels. T:
   // one more plane below each lower cut.

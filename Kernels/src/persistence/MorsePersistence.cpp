@@ -38,6 +38,14 @@ std::vector<PieceRegion> blockRegions(const GridView& grid, const PersistenceOpt
         }
         regions.push_back(PieceRegion::fromVoxelExtent(grid.dims, lo, hi, options.construction));
       }
+  // Blocks of one grid: each one's cuts are the global planes already, but
+  // every piece lists them all, as the piece API asks.
+  PieceRegion all = regions[0];
+  for (const PieceRegion& r : regions)
+    all.addCutsOf(r);
+  for (PieceRegion& r : regions)
+    for (int a = 0; a < 3; ++a)
+      r.cuts[a] = all.cuts[a];
   return regions;
 }
 

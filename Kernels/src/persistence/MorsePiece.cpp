@@ -80,10 +80,24 @@ PieceRegion PieceRegion::fromVoxelExtent(
     r.origin[a] = lo[a];
     if (wholeDims[a] <= 1)
       continue;
+    if (hi[a] == lo[a])
+      throw std::invalid_argument("a piece must span at least two voxels along each axis of the image "
+                                  "(a piece one plane thick holds only its neighbours' cells)");
     r.cellLo[a] = 2 * lo[a];
     r.cellHi[a] = hi[a] + 1 >= wholeDims[a] ? wholeCellMax(wholeDims[a], construction) : 2 * hi[a];
   }
+  r.addCutsOf(r);
   return r;
+}
+
+void PieceRegion::addCutsOf(const PieceRegion& other)
+{
+  // A boundary is a cut unless it is the image's: a last piece ends at the
+  // largest cell coordinate, others at 2 hi <= 2 n - 4 (V and T alike).
+  for (int a = 0; a < 3; ++a)
+    for (int64_t c : { other.cellLo[a], other.cellHi[a] })
+      if (c > 0 && c < 2 * wholeDims[a] - 2 && std::find(cuts[a].begin(), cuts[a].end(), c) == cuts[a].end())
+        cuts[a].push_back(c);
 }
 
 void PieceRegion::requiredVoxels(Construction construction, int64_t lo[3], int64_t hi[3]) const
@@ -139,11 +153,15 @@ struct MorsePiece::Impl
       Shift[a] = region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
       ReportLo[a] = region.cellLo[a] - Shift[a];
       ReportHi[a] = (region.cellHi[a] == maxCell ? region.cellHi[a] : region.cellHi[a] - 1) - Shift[a];
-      // Cut planes where the piece's closure ends inside the image.
+      // Cut planes where the piece's closure ends inside the image, and
+      // those of the other pieces that cross this one.
       if (region.cellLo[a] > 0)
         cuts[a].push_back(region.cellLo[a] - Shift[a]);
       if (region.cellHi[a] < maxCell)
         cuts[a].push_back(region.cellHi[a] - Shift[a]);
+      for (int64_t c : region.cuts[a])
+        if (c > region.cellLo[a] && c < region.cellHi[a])
+          cuts[a].push_back(c - Shift[a]);
     }
     G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads);
     Value = orientedValues(local, options.filtration == Filtration::Superlevel);
