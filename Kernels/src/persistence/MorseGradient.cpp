@@ -17,150 +17,160 @@ using euler::choiceAxis;
 using euler::cornerMask;
 using euler::kCenterBit;
 
-// One group: the cells a voxel owns, as doubled-grid indices, matched by
-// elementary collapses. Faces and cofaces are looked up among the group's
-// cells only: cells of earlier groups are done and count as paired.
-class GroupMatcher
+// One group in "corner space": corner c (0..26) of voxel p is the cell at
+// doubled coordinates 2p + d (V) or 2p + 1 + d (T) on the image's axes, with
+// d = choiceAxis(c, .). A cell's faces inside p's group are then fixed by the
+// construction - V: the corner with one nonzero d set to 0 (the other face
+// does not contain p); T: the corners with one spanned axis's d set to -1 or
+// +1 (faces of p's cube) - so a group is a 27-bit mask and its matching runs
+// on masks and tables, with no cell coordinates or searches.
+struct CornerTables
 {
-public:
-  GroupMatcher(Gradient& g)
-    : G(g)
-  {
-  }
+  int order[27];       // the corners along the image's axes, by (dimension, corner)
+  int count = 0;
+  uint32_t faces[27];        // in-group face corners
+  uint32_t facesAcross[27][3]; // ... across axis a
+  uint32_t withChoice[3][3]; // corners with d_a = -1, 0, +1
+  int64_t cellOffset[27];    // doubled-grid index offset from the base cell
+  uint8_t negative[27];      // axes with d_a < 0
 
-  void add(int64_t cell, int dimension, uint8_t ownerCode)
+  CornerTables(const cubical::CellGrid& cg)
   {
-    Cells[Count] = cell;
-    Dims[Count] = dimension;
-    Done[Count] = false;
-    Level[Count] = 0;
-    G.ownerCode[static_cast<size_t>(cell)] = ownerCode;
-    ++Count;
-  }
-
-  void match()
-  {
-    // Faces within the group, by local id, and the count of each cell's
-    // faces in the group that are still open (neither paired nor critical).
-    for (int i = 0; i < Count; ++i)
-      FaceCount[i] = CofaceCount[i] = 0;
-    const bool cuts = G.hasCuts();
-    int topLevel = 0;
-    for (int i = 0; i < Count; ++i)
+    const bool t = cg.tConstruction;
+    const int64_t stride[3] = { 1, cg.dims[0], cg.dims[0] * cg.dims[1] };
+    int dimension[27];
+    for (int a = 0; a < 3; ++a)
+      for (int d = 0; d < 3; ++d)
+        withChoice[a][d] = 0;
+    for (int c = 0; c < 27; ++c)
     {
-      int64_t c[3];
-      G.cells.coordinates(Cells[i], c);
-      if (cuts)
+      faces[c] = 0;
+      negative[c] = 0;
+      cellOffset[c] = 0;
+      dimension[c] = 0;
+      bool along = true;
+      for (int a = 0; a < 3; ++a)
       {
-        // The stratum's level: how many cut planes the cell lies in.
-        for (int a = 0; a < 3; ++a)
-          if (!G.cut[a].empty() && !(c[a] & 1) && G.cut[a][static_cast<size_t>(c[a])])
-            ++Level[i];
-        topLevel = std::max(topLevel, Level[i]);
+        const int d = choiceAxis(c, a);
+        facesAcross[c][a] = 0;
+        along = along && (cg.active[a] || d == 0);
+        withChoice[a][d + 1] |= 1u << c;
+        cellOffset[c] += d * stride[a];
+        if (d < 0)
+          negative[c] |= static_cast<uint8_t>(1u << a);
+        const bool spans = t ? cg.active[a] && d == 0 : d != 0;
+        if (!spans)
+          continue;
+        ++dimension[c];
+        int f[3] = { choiceAxis(c, 0), choiceAxis(c, 1), choiceAxis(c, 2) };
+        for (int side : { -1, 1 })
+        {
+          f[a] = t ? side : 0;
+          const int corner = (f[0] + 1) + 3 * (f[1] + 1) + 9 * (f[2] + 1);
+          facesAcross[c][a] |= 1u << corner;
+        }
       }
       for (int a = 0; a < 3; ++a)
-        if (G.cells.active[a] && (c[a] & 1))
-          for (int s = 0; s < 2; ++s)
-          {
-            int64_t f[3] = { c[0], c[1], c[2] };
-            f[a] += s ? 1 : -1;
-            if (cuts && !G.cut[a].empty() && G.cut[a][static_cast<size_t>(f[a])])
-              continue; // the face lies in a cut plane the cell crosses: another stratum
-            const int j = find(G.cells.index(f));
-            if (j >= 0)
-            {
-              Faces[i][FaceCount[i]] = j;
-              FaceAxis[i][FaceCount[i]] = static_cast<uint8_t>(2 * a + s);
-              ++FaceCount[i];
-              Cofaces[j][CofaceCount[j]++] = i;
-            }
-          }
-      Open[i] = FaceCount[i];
+        faces[c] |= facesAcross[c][a];
+      if (along)
+        order[count++] = c;
     }
-    // Lower dimensions first: a collapse pairs a cell with a coface whose
-    // only open face it is; when none is possible, the lowest open cell
-    // whose faces are all closed is critical.
-    int order[27];
-    for (int i = 0; i < Count; ++i)
-      order[i] = i;
-    std::stable_sort(order, order + Count, [this](int a, int b) { return Dims[a] < Dims[b]; });
-    // Strata in more cut planes first (their cells are faces of the others,
-    // never cofaces), so steps decrease along V-paths across strata too.
-    uint8_t step = 0;
-    for (int level = topLevel; level >= 0; --level)
-    {
-    int remaining = 0;
-    for (int i = 0; i < Count; ++i)
-      remaining += Level[i] == level ? 1 : 0;
-    while (remaining > 0)
-    {
-      bool paired = false;
-      for (int k = 0; k < Count && !paired; ++k)
-      {
-        const int i = order[k];
-        if (Done[i] || Open[i] != 1 || Level[i] != level)
-          continue;
-        int open = 0;
-        while (Done[Faces[i][open]])
-          ++open;
-        const int j = Faces[i][open];
-        const uint8_t axisSign = FaceAxis[i][open]; // face = cell -/+ e_axis
-        // The face's coface is at the opposite sign from the face.
-        G.state[static_cast<size_t>(Cells[j])] = static_cast<uint8_t>(kUp + (axisSign ^ 1));
-        G.state[static_cast<size_t>(Cells[i])] = static_cast<uint8_t>(kDown + axisSign);
-        G.step[static_cast<size_t>(Cells[j])] = G.step[static_cast<size_t>(Cells[i])] = step++;
-        close(i);
-        close(j);
-        remaining -= 2;
-        paired = true;
-      }
-      if (paired)
-        continue;
-      for (int k = 0; k < Count; ++k)
-      {
-        const int i = order[k];
-        if (Done[i] || Open[i] != 0 || Level[i] != level)
-          continue;
-        G.state[static_cast<size_t>(Cells[i])] = kCritical;
-        G.step[static_cast<size_t>(Cells[i])] = step++;
-        close(i);
-        --remaining;
-        break;
-      }
-    }
-    }
-    Count = 0;
-  }
-
-private:
-  int find(int64_t cell) const
-  {
-    for (int i = 0; i < Count; ++i)
-      if (Cells[i] == cell)
-        return i;
-    return -1;
-  }
-
-  Gradient& G;
-  int Count = 0;
-  int64_t Cells[27];
-  int Dims[27];
-  bool Done[27];
-  int Faces[27][6];
-  uint8_t FaceAxis[27][6];
-  int FaceCount[27];
-  int Cofaces[27][6];
-  int CofaceCount[27];
-  int Open[27]; // faces in the group and stratum not yet closed
-  int Level[27]; // number of cut planes the cell lies in
-
-  void close(int i)
-  {
-    Done[i] = true;
-    for (int k = 0; k < CofaceCount[i]; ++k)
-      --Open[Cofaces[i][k]];
+    std::stable_sort(order, order + count, [&](int a, int b) { return dimension[a] < dimension[b]; });
   }
 };
+
+inline int lowestBit(uint32_t m)
+{
+  return __builtin_ctz(m);
+}
+inline bool oneBit(uint32_t m)
+{
+  return m && !(m & (m - 1));
+}
+
+// Matches the group `owned` (a corner mask) of the voxel whose base cell is
+// `base`, by elementary collapses, lower strata first (see the header):
+// a cell is paired with its one open face in its stratum; when no cell has
+// one, the first open cell with none is critical. onCut[a]: the corners
+// lying in a cut plane across axis a.
+void matchGroup(Gradient& g, const CornerTables& tab, uint32_t owned, int64_t base,
+  uint8_t ownerAxes, const uint32_t onCut[3])
+{
+  uint32_t cross[27]; // faces in another stratum, per corner (with cuts only)
+  uint32_t levelMask[4] = { owned, 0, 0, 0 };
+  int topLevel = 0;
+  const bool cuts = (onCut[0] | onCut[1] | onCut[2]) & owned;
+  if (cuts)
+  {
+    levelMask[0] = 0;
+    for (uint32_t m = owned; m; m &= m - 1)
+    {
+      const int c = lowestBit(m);
+      int level = 0;
+      cross[c] = 0;
+      for (int a = 0; a < 3; ++a)
+      {
+        level += (onCut[a] >> c) & 1u;
+        cross[c] |= tab.facesAcross[c][a] & onCut[a];
+      }
+      levelMask[level] |= 1u << c;
+      topLevel = std::max(topLevel, level);
+    }
+  }
+  auto openFaces = [&](int c, uint32_t done) {
+    return tab.faces[c] & owned & ~done & (cuts ? ~cross[c] : ~0u);
+  };
+  auto at = [&](int c) { return static_cast<size_t>(base + tab.cellOffset[c]); };
+  uint32_t done = 0;
+  uint8_t step = 0;
+  for (int level = topLevel; level >= 0; --level)
+  {
+    const uint32_t mine = levelMask[level];
+    while (mine & ~done)
+    {
+      int chosen = -1, face = -1;
+      for (int k = 0; k < tab.count && chosen < 0; ++k)
+      {
+        const int c = tab.order[k];
+        if (!((mine & ~done) >> c & 1u))
+          continue;
+        const uint32_t open = openFaces(c, done);
+        if (oneBit(open))
+        {
+          chosen = c;
+          face = lowestBit(open);
+        }
+      }
+      if (chosen >= 0)
+      {
+        // axisSign = 2 axis + 1 when the face lies on the + side of the coface.
+        int axis = 0;
+        while (choiceAxis(chosen, axis) == choiceAxis(face, axis))
+          ++axis;
+        const int axisSign = 2 * axis + (choiceAxis(face, axis) > choiceAxis(chosen, axis) ? 1 : 0);
+        g.state[at(face)] = static_cast<uint8_t>(kUp + (axisSign ^ 1));
+        g.state[at(chosen)] = static_cast<uint8_t>(kDown + axisSign);
+        g.step[at(face)] = g.step[at(chosen)] = step++;
+        g.ownerCode[at(face)] = tab.negative[face] & ownerAxes;
+        g.ownerCode[at(chosen)] = tab.negative[chosen] & ownerAxes;
+        done |= (1u << chosen) | (1u << face);
+        continue;
+      }
+      for (int k = 0; k < tab.count; ++k)
+      {
+        const int c = tab.order[k];
+        if (((mine & ~done) >> c & 1u) && openFaces(c, done) == 0)
+        {
+          g.state[at(c)] = kCritical;
+          g.step[at(c)] = step++;
+          g.ownerCode[at(c)] = tab.negative[c] & ownerAxes;
+          done |= 1u << c;
+          break;
+        }
+      }
+    }
+  }
+}
 
 template <typename T, bool Super>
 void buildTyped(const GridView& image, Gradient& g, int threads)
@@ -168,21 +178,24 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
   const T* data = static_cast<const T*>(image.data);
   const cubical::CellGrid& cg = g.cells;
   const bool tc = cg.tConstruction;
-  unsigned axes = 0;
-  for (int a = 0; a < 3; ++a)
-    axes |= cg.active[a] ? 1u << a : 0u;
+  const CornerTables tab(cg);
+  // The corners each neighbour set decides: V owns corner c when all of
+  // cornerMask(c) precede p, T when none does.
+  uint32_t cornerNeeds[27];
+  for (int c = 0; c < 27; ++c)
+    cornerNeeds[c] = cornerMask(c);
+  const int64_t stride[3] = { 1, cg.dims[0], cg.dims[0] * cg.dims[1] };
   // Groups are independent (each writes only the cells its voxel owns):
   // rows of voxels go to threads as they come.
   const int64_t rows = image.dims[1] * image.dims[2];
   parallelFor(rows, threads, [&](int, int64_t r0, int64_t r1) {
-  GroupMatcher matcher(g);
   constexpr uint32_t kAllNeighbours = ((1u << 27) - 1) & ~(1u << kCenterBit);
   int64_t offset[27];
   for (int b = 0; b < 27; ++b)
     offset[b] = choiceAxis(b, 0) * image.strides[0] + choiceAxis(b, 1) * image.strides[1] +
       choiceAxis(b, 2) * image.strides[2];
-  // Only the neighbours and cells along the image's axes (9 of 27 in 2D).
-  int bits[27], nBits = 0, corners[27], nCorners = 0;
+  // Only the neighbours along the image's axes (8 of 26 in 2D).
+  int bits[27], nBits = 0;
   for (int b = 0; b < 27; ++b)
   {
     bool along = true;
@@ -190,76 +203,77 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
       along = along && (cg.active[a] || choiceAxis(b, a) == 0);
     if (along && b != kCenterBit)
       bits[nBits++] = b;
-    if (along)
-      corners[nCorners++] = b;
   }
   int64_t p[3];
   for (int64_t r = r0; r < r1; ++r)
   {
     p[1] = r % image.dims[1];
     p[2] = r / image.dims[1];
-      for (p[0] = 0; p[0] < image.dims[0]; ++p[0])
+    // The cut planes this row's voxels touch (V: 2p; T: 2p and 2p + 2).
+    uint32_t rowCut[3] = { 0, 0, 0 };
+    for (int a = 1; a < 3; ++a)
+      if (!g.cut[a].empty())
       {
-        const T* at = data + p[0] * image.strides[0] + p[1] * image.strides[1] + p[2] * image.strides[2];
-        const T v = *at;
-        if (euler::isNan(v))
-          continue; // a NaN voxel owns only absent cells
-        uint32_t valid = kAllNeighbours;
-        for (int a = 0; a < 3; ++a)
-        {
-          if (p[a] == 0)
-            valid &= ~euler::sideBits(a, -1);
-          if (p[a] + 1 >= image.dims[a])
-            valid &= ~euler::sideBits(a, 1);
-        }
-        uint32_t preceding = 0;
-        if (valid == kAllNeighbours)
-          preceding = euler::interiorPrecedingMask<Super>(at, offset, v, std::make_integer_sequence<int, 27>{});
-        else
-          for (int k = 0; k < nBits; ++k)
-          {
-            const int b = bits[k];
-            if (((valid >> b) & 1u) && euler::precedes<Super>(at[offset[b]], v, b))
-              preceding |= 1u << b;
-          }
-        for (int k = 0; k < nCorners; ++k)
-        {
-          const int c = corners[k];
-          const uint32_t m = cornerMask(c);
-          int64_t cell[3];
-          uint8_t ownerCode = 0;
-          if (!tc)
-          {
-            if ((preceding & m) != m)
-              continue;
-            // p is the vertex at the cell's lower (choice +1) or upper end.
-            for (int a = 0; a < 3; ++a)
-            {
-              const int d = choiceAxis(c, a);
-              cell[a] = 2 * p[a] + d;
-              if (d < 0)
-                ownerCode |= static_cast<uint8_t>(1u << a);
-            }
-          }
-          else
-          {
-            if (!euler::faceExistsT(c, axes) || (preceding & m) != 0)
-              continue;
-            for (int a = 0; a < 3; ++a)
-            {
-              const int d = choiceAxis(c, a);
-              cell[a] = cg.active[a] ? 2 * p[a] + 1 + d : 0;
-              // The face's cubes along a: p alone (d == 0), or p and p + d;
-              // p is the second of them when it lies above the face (d < 0)
-              // and the cube below exists.
-              if (d < 0 && p[a] > 0)
-                ownerCode |= static_cast<uint8_t>(1u << a);
-            }
-          }
-          matcher.add(cg.index(cell), cg.dimension(cell), ownerCode);
-        }
-        matcher.match();
+        const size_t lo = static_cast<size_t>(2 * p[a]);
+        if (g.cut[a][lo])
+          rowCut[a] |= tab.withChoice[a][tc ? 0 : 1];
+        if (tc && lo + 2 < g.cut[a].size() && g.cut[a][lo + 2])
+          rowCut[a] |= tab.withChoice[a][2];
       }
+    uint8_t rowAxes = 0; // T: axes along which p has a cube below
+    for (int a = 1; a < 3; ++a)
+      if (p[a] > 0)
+        rowAxes |= static_cast<uint8_t>(1u << a);
+    for (p[0] = 0; p[0] < image.dims[0]; ++p[0])
+    {
+      const T* at = data + p[0] * image.strides[0] + p[1] * image.strides[1] + p[2] * image.strides[2];
+      const T v = *at;
+      if (euler::isNan(v))
+        continue; // a NaN voxel owns only absent cells
+      uint32_t valid = kAllNeighbours;
+      for (int a = 0; a < 3; ++a)
+      {
+        if (p[a] == 0)
+          valid &= ~euler::sideBits(a, -1);
+        if (p[a] + 1 >= image.dims[a])
+          valid &= ~euler::sideBits(a, 1);
+      }
+      uint32_t preceding = 0;
+      if (valid == kAllNeighbours)
+        preceding = euler::interiorPrecedingMask<Super>(at, offset, v, std::make_integer_sequence<int, 27>{});
+      else
+        for (int k = 0; k < nBits; ++k)
+        {
+          const int b = bits[k];
+          if (((valid >> b) & 1u) && euler::precedes<Super>(at[offset[b]], v, b))
+            preceding |= 1u << b;
+        }
+      uint32_t owned = 0;
+      for (int k = 0; k < tab.count; ++k)
+      {
+        const int c = tab.order[k];
+        const uint32_t m = cornerNeeds[c];
+        // V: every other vertex precedes p. T: no other cube containing the
+        // face precedes p (cubes outside the image do not exist).
+        if (tc ? (preceding & m) == 0 : (preceding & m) == m)
+          owned |= 1u << c;
+      }
+      int64_t base = 0;
+      for (int a = 0; a < 3; ++a)
+        if (cg.active[a])
+          base += (tc ? 2 * p[a] + 1 : 2 * p[a]) * stride[a];
+      uint32_t onCut[3] = { 0, rowCut[1], rowCut[2] };
+      if (!g.cut[0].empty())
+      {
+        const size_t lo = static_cast<size_t>(2 * p[0]);
+        if (g.cut[0][lo])
+          onCut[0] |= tab.withChoice[0][tc ? 0 : 1];
+        if (tc && lo + 2 < g.cut[0].size() && g.cut[0][lo + 2])
+          onCut[0] |= tab.withChoice[0][2];
+      }
+      const uint8_t ownerAxes = tc ? static_cast<uint8_t>(rowAxes | (p[0] > 0 ? 1u : 0u)) : 7u;
+      matchGroup(g, tab, owned, base, ownerAxes, onCut);
+    }
   }
   });
 }

@@ -381,42 +381,67 @@ struct MorsePiece::Impl
         }
   }
 
+  // A cell of a chain, with what orders it. Coordinates travel with the
+  // cell so that faces and owners come without divisions.
   struct Key
   {
     double value;
     int64_t order; // local owner index * 32 + step
     int64_t cell;  // local
+    int32_t c[3];
     bool operator<(const Key& o) const { return value < o.value || (value == o.value && order < o.order); }
   };
-  Key keyOf(int64_t cell) const
+  Key keyOf(int64_t cell, const int32_t c[3]) const
   {
-    const int64_t owner = G.owner(cell);
-    return Key{ Value[static_cast<size_t>(owner)], owner * 32 + G.step[static_cast<size_t>(cell)], cell };
+    // The owner: along each axis the first voxel the cell touches, or the
+    // second when the owner code says so (CellGrid::touched).
+    const uint8_t code = G.ownerCode[static_cast<size_t>(cell)];
+    int64_t v[3];
+    for (int a = 0; a < 3; ++a)
+    {
+      int64_t first = 0;
+      if (Cells.active[a])
+      {
+        if (!Cells.tConstruction)
+          first = c[a] >> 1;
+        else if (c[a] & 1)
+          first = (c[a] - 1) >> 1;
+        else
+          first = c[a] >= 2 ? (c[a] >> 1) - 1 : 0;
+      }
+      v[a] = first + ((code >> a) & 1);
+    }
+    const int64_t owner = v[0] + Cells.voxels[0] * (v[1] + Cells.voxels[1] * v[2]);
+    return Key{ Value[static_cast<size_t>(owner)], owner * 32 + G.step[static_cast<size_t>(cell)], cell,
+      { c[0], c[1], c[2] } };
   }
-  int facesOf(int64_t cell, int64_t* faces) const
+  // Pushes the faces of the cell at `c` (index `cell`), but `except`.
+  template <typename Heap>
+  void pushFaces(Heap& chain, int64_t cell, const int32_t c[3], int64_t except) const
   {
-    int64_t c[3];
-    Cells.coordinates(cell, c);
-    int n = 0;
+    const int64_t stride[3] = { 1, Cells.dims[0], Cells.dims[0] * Cells.dims[1] };
     for (int a = 0; a < 3; ++a)
       if (Cells.active[a] && (c[a] & 1))
         for (int s : { -1, 1 })
         {
-          int64_t f[3] = { c[0], c[1], c[2] };
+          const int64_t face = cell + s * stride[a];
+          if (face == except)
+            continue;
+          int32_t f[3] = { c[0], c[1], c[2] };
           f[a] += s;
-          faces[n++] = Cells.index(f);
+          chain.push(keyOf(face, f));
         }
-    return n;
   }
 
   std::vector<int64_t> boundary(int64_t cell) const
   {
     std::priority_queue<Key> chain;
     std::vector<int64_t> entries;
-    int64_t faces[6];
-    const int n = facesOf(cell, faces);
-    for (int k = 0; k < n; ++k)
-      chain.push(keyOf(faces[k]));
+    int64_t c64[3];
+    Cells.coordinates(cell, c64);
+    const int32_t c[3] = { static_cast<int32_t>(c64[0]), static_cast<int32_t>(c64[1]),
+      static_cast<int32_t>(c64[2]) };
+    pushFaces(chain, cell, c, -1);
     while (!chain.empty())
     {
       const Key top = chain.top();
@@ -434,11 +459,13 @@ struct MorsePiece::Impl
         entries.push_back(wholeIndexOfLocal(top.cell));
       else if (state >= morse::kUp && state < morse::kDown)
       {
-        const int64_t coface = morse::partner(Cells, top.cell, state);
-        const int m = facesOf(coface, faces);
-        for (int k = 0; k < m; ++k)
-          if (faces[k] != top.cell)
-            chain.push(keyOf(faces[k]));
+        // Paired with a coface: the V-path goes on through its other faces.
+        const int code = state - morse::kUp;
+        const int axis = code >> 1;
+        const int64_t stride = axis == 0 ? 1 : (axis == 1 ? Cells.dims[0] : Cells.dims[0] * Cells.dims[1]);
+        int32_t up[3] = { top.c[0], top.c[1], top.c[2] };
+        up[axis] += (code & 1) ? 1 : -1;
+        pushFaces(chain, top.cell + ((code & 1) ? stride : -stride), up, top.cell);
       }
       // Paired with a face, or absent (NaN): not part of the Morse complex.
     }
