@@ -86,9 +86,10 @@ struct PersistenceDiagram
 // paired by union-find along the gradient and the top dimension by
 // union-find in the dual, so only the middle dimension of a 3D image needs
 // Morse boundaries and a matrix. CPU only in this version (a GPU request
-// warns). Memory: 3 bytes a cell and 16 a voxel plus the critical cells (at
-// most about 280 bytes a voxel in 3D, on noise). Exact; tested against the
-// reference engine below, CubicalRipser and GUDHI.
+// warns). Memory: 3 bytes a cell and 24 a voxel plus the critical cells:
+// peak resident memory measured 18 bytes a cell on a 256^3 Gaussian random
+// field, 27 on 120^3 uniform noise. Exact; tested against the reference
+// engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
 
 // The reference engine: every cell of the complex, the full boundary matrix
