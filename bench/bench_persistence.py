@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--python", default=sys.executable, help="a python that imports cripser")
     ap.add_argument("--only", default="", help="comma-separated words: run the inputs whose name has one")
+    ap.add_argument("--gpu", action="store_true",
+                    help="also run ours with --device gpu (the gradient on the GPU, the rest on all threads)")
     args = ap.parse_args()
 
     full = args.sizes == "full"
@@ -135,22 +137,41 @@ def main():
                                           "--device", "cpu", "--threads", str(threads)], env)
                 print("  ours, %d threads: %.2f s, %.0f MiB" % ((threads,) + results[threads][:2]), flush=True)
             ours = diagram_of_ours(ours_csv)
+            gpu_same = True
+            if args.gpu:
+                env["TOPOVOX_NUM_THREADS"] = str(args.threads)
+                gpu_csv = os.path.join(work, "ours_gpu.csv")
+                results["gpu"] = timed([args.topovox, "persistence", src, "-o", gpu_csv, "--device", "gpu",
+                                        "--threads", str(args.threads)], env)
+                print("  ours, GPU gradient + %d threads: %.2f s, %.0f MiB" % ((args.threads,) + results["gpu"][:2]),
+                      flush=True)
+                gpu_same = diagram_of_ours(gpu_csv) == ours
+                if not gpu_same:
+                    print("  GPU DIAGRAM DIFFERS", flush=True)
             crip_out = os.path.join(work, "cripser.npy")
             cr = timed([args.python, "-c", CRIPSER_SCRIPT, src, crip_out])
             print("  cripser: %.2f s, %.0f MiB" % cr[:2], flush=True)
             theirs = diagram_of_cripser(crip_out)
             rows.append((name, results[args.threads], results[1], cr, per_dimension(ours),
-                         per_dimension(theirs), ours == theirs))
+                         per_dimension(theirs), ours == theirs and gpu_same,
+                         results.get("gpu")))
     print()
     print("| input | ours, %d threads s | ours, 1 thread s | cripser s | cripser / ours (%d threads) "
           "| cripser / ours (1 thread) | ours peak MiB | cripser peak MiB | pairs per dimension (ours) "
           "| (cripser) | equal |" % (args.threads, args.threads))
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, many, one, cr, po, pc, same in rows:
+    for name, many, one, cr, po, pc, same, _ in rows:
         print("| %s | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.0f | %.0f | %s | %s | %s |" % (
             name, many[0], one[0], cr[0], cr[0] / many[0], cr[0] / one[0], max(many[1], one[1]), cr[1],
             po, pc, "yes" if same else "NO"))
-    return 0 if all(r[-1] for r in rows) else 1
+    if args.gpu:
+        print()
+        print("| input | ours, GPU gradient + %d threads s | cripser / ours (GPU) | ours GPU peak host MiB |"
+              % args.threads)
+        print("|---|---|---|---|")
+        for name, _, _, cr, _, _, _, gpu in rows:
+            print("| %s | %.2f | %.2fx | %.0f |" % (name, gpu[0], cr[0] / gpu[0], gpu[1]))
+    return 0 if all(r[6] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -310,7 +310,7 @@ int runPersistence(const std::vector<std::string>& args)
   bar.clear();
   warn(diagram.warnings);
   if (options.device == Device::GPU && diagram.device != Device::GPU && diagram.warnings.empty())
-    warn("persistence has no GPU path yet: it ran on the CPU");
+    warn(a.reference ? "the reference engine runs on the CPU only" : "the GPU was not used: it ran on the CPU");
   if (diagram.pairs.empty())
     warn("the diagram is empty: every voxel of the image is NaN");
   const bool superlevel = options.filtration == Filtration::Superlevel;

@@ -657,7 +657,7 @@ def case_outputs(ck, name, rng):
     if up is not None and down is not None:
         down[:, 1:3] *= -1
         ck.expect(np.array_equal(up, down), "superlevel(image) != -sublevel(-image)")
-    # The default device (the GPU where there is one: a warning, the CPU path).
+    # The default device (the GPU where there is one builds the gradient).
     ck.device = None
     other = ck.run([path, "-o", os.path.join(ck.workdir, "opt.npy")], "default device")
     ck.expect(other is not None and base is not None and np.array_equal(base, other),

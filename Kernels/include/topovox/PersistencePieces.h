@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace topovox
@@ -97,6 +98,10 @@ public:
   MorsePiece& operator=(MorsePiece&&) noexcept;
 
   const MorsePieceSummary& summary() const;
+  // Where the gradient was built (options.device: GPU when asked and
+  // possible, Auto resolved as EulerCurve.h does), and why not where asked.
+  Device gradientDevice() const;
+  const std::string& warnings() const;
   MorsePieceSummary releaseSummary(); // moves it out (summary() is empty after)
   // The Morse boundaries (Z/2, by V-path parity) of those of `cells` (whole
   // doubled-grid indices of critical cells) this piece reports, flattened:

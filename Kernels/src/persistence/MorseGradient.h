@@ -28,25 +28,22 @@
 #pragma once
 
 #include "CubicalCells.h"
+#include "GradientGroups.h"
+
+#include "topovox/Device.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace topovox
 {
 namespace morse
 {
-// Per cell: 0 = not in the complex (a NaN cell), kCritical, or the partner:
-// kUp + 2 * axis + (sign > 0) when paired with the coface at +-1 along axis,
-// kDown + 2 * axis + (sign > 0) when paired with the face at +-1 along axis.
-enum : uint8_t
-{
-  kAbsent = 0,
-  kCritical = 1,
-  kUp = 2,   // 2..7
-  kDown = 8  // 8..13
-};
-
+// Per cell: kAbsent (not in the complex: a NaN cell), kCritical, or the
+// partner: kUp + 2 * axis + (sign > 0) when paired with the coface at +-1
+// along axis, kDown + 2 * axis + (sign > 0) when paired with the face
+// (GradientGroups.h).
 struct Gradient
 {
   cubical::CellGrid cells;
@@ -60,6 +57,19 @@ struct Gradient
   // Per axis, per doubled-grid coordinate: 1 where a cut plane lies.
   // Empty when the image is not cut.
   std::vector<uint8_t> cut[3];
+  GradientArrays arrays() // raw pointers for GradientGroups.h
+  {
+    GradientArrays a;
+    a.state = state.data();
+    a.step = step.data();
+    a.ownerCode = ownerCode.data();
+    for (int k = 0; k < 3; ++k)
+    {
+      a.cut[k] = cut[k].empty() ? nullptr : cut[k].data();
+      a.cutSize[k] = static_cast<int64_t>(cut[k].size());
+    }
+    return a;
+  }
   bool hasCuts() const { return !cut[0].empty() || !cut[1].empty() || !cut[2].empty(); }
   explicit Gradient(const cubical::CellGrid& cg)
     : cells(cg)
@@ -90,8 +100,17 @@ struct Gradient
 // shared among `threads` threads. `grid` gives the image's doubled grid (see
 // CellGrid's wholeDims for pieces); `cuts[a]` lists the doubled-grid
 // coordinates (even) of the cut planes across axis a, none for no blocks.
+// `device`: CPU, or GPU (CUDA builds; a CUDA failure falls back to the CPU
+// and says why in *warnings). Both give the same gradient, bit for bit.
 Gradient buildGradient(const GridView& image, const cubical::CellGrid& grid, Filtration filtration,
-  const std::vector<int64_t> cuts[3], int threads);
+  const std::vector<int64_t> cuts[3], int threads, Device device = Device::CPU,
+  std::string* warnings = nullptr, Device* used = nullptr);
+
+#ifdef TOPOVOX_WITH_CUDA
+// The GPU path (MorseGradientCUDA.cu): fills g's arrays, already sized and
+// zeroed; throws std::runtime_error on any CUDA failure.
+void buildGradientGPU(const GridView& image, Gradient& g, Filtration filtration);
+#endif
 
 inline int64_t partner(const cubical::CellGrid& cg, int64_t cell, uint8_t state)
 {

@@ -71,10 +71,6 @@ GridView pieceView(const GridView& grid, const PieceRegion& region, Construction
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options)
 {
   persistence::checkInput(grid, options);
-  PersistenceDiagram out;
-  if (resolveDevice(options.device, &out.warnings) == Device::GPU)
-    out.warnings += std::string(out.warnings.empty() ? "" : "\n") +
-      "persistence runs on the CPU in this version (the GPU path is not written yet)";
   persistence::StageLog stages(options);
   const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
 
@@ -83,12 +79,13 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   std::vector<MorsePiece> pieces;
   pieces.reserve(regions.size());
   if (regions.size() == 1)
-    pieces.emplace_back(grid, regions[0], options);
+    pieces.emplace_back(grid, regions[0], options); // the gradient on the GPU when asked
   else
   {
     std::vector<std::unique_ptr<MorsePiece>> built(regions.size());
     PersistenceOptions one = options;
     one.threads = 1;
+    one.device = Device::CPU; // blocks are the CPU threads' decomposition
     parallelFor(static_cast<int64_t>(regions.size()), threads, [&](int, int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
       {
@@ -105,6 +102,8 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
 
   // 2. Union-find pairings over all pieces' critical cells.
   MorsePairing pairing(grid.dims, options);
+  const Device used = pieces[0].gradientDevice();
+  const std::string warnings = pieces[0].warnings();
   for (MorsePiece& p : pieces)
     pairing.add(p.releaseSummary());
   const std::vector<int64_t> need = pairing.pairByUnionFind();
@@ -131,8 +130,8 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   // 4. Reduction and the diagram.
   PersistenceDiagram diagram = pairing.finish();
   stages.lap("reduction and diagram");
-  diagram.device = Device::CPU;
-  diagram.warnings = out.warnings;
+  diagram.device = used; // of the gradient; the rest runs on the CPU
+  diagram.warnings = warnings;
   diagram.timings = stages.text();
   stages.progress(1.0);
   return diagram;

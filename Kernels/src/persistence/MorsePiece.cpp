@@ -129,6 +129,8 @@ struct MorsePiece::Impl
   int64_t Shift[3];                  // whole doubled coordinate - local one
   int64_t ReportLo[3], ReportHi[3]; // the cells reported, local coordinates, inclusive
   MorsePieceSummary Summary;
+  Device Used = Device::CPU;
+  std::string Warnings;
 
   Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options)
     : Local(local)
@@ -163,7 +165,8 @@ struct MorsePiece::Impl
         if (c > region.cellLo[a] && c < region.cellHi[a])
           cuts[a].push_back(c - Shift[a]);
     }
-    G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads);
+    const Device want = resolveDevice(options.device, &Warnings);
+    G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
     Value = orientedValues(local, options.filtration == Filtration::Superlevel);
     for (double v : Value)
       Summary.hasNan = Summary.hasNan || v != v;
@@ -485,6 +488,16 @@ MorsePiece& MorsePiece::operator=(MorsePiece&&) noexcept = default;
 const MorsePieceSummary& MorsePiece::summary() const
 {
   return P->Summary;
+}
+
+Device MorsePiece::gradientDevice() const
+{
+  return P->Used;
+}
+
+const std::string& MorsePiece::warnings() const
+{
+  return P->Warnings;
 }
 
 MorsePieceSummary MorsePiece::releaseSummary()
