@@ -69,7 +69,7 @@ struct PersistencePair
 
 struct PersistenceDiagram
 {
-  std::vector<PersistencePair> pairs; // by dimension, then birth, then death
+  std::vector<PersistencePair> pairs; // by dimension, birth, death (in filtration order), then birth and death voxel
   int dimension = 0;                  // of the complex
   Device device = Device::CPU; // where the gradient was built
   std::string warnings;

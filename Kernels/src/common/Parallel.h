@@ -1,8 +1,10 @@
 // Parallel.h - the CPU paths' one threading primitive, on std::thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace topovox
 {
@@ -11,4 +13,38 @@ namespace topovox
 // [0, threads)); worker 0 runs on the calling thread. Returns the number of workers used. Exceptions thrown by a
 // body are rethrown in the caller after every worker has finished.
 int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, int64_t)>& body);
+
+// std::sort on `threads` threads: contiguous chunks sorted in parallel, then
+// merged pairwise (std::inplace_merge), the merges of a round in parallel.
+// The result is the same as std::sort's for a strict weak order with no
+// equal elements (ties may come out in another order).
+template <typename T, typename Less>
+void parallelSort(std::vector<T>& v, int threads, Less less)
+{
+  const int64_t n = static_cast<int64_t>(v.size());
+  int chunks = 1;
+  while (chunks < threads && n / (2 * chunks) >= 65536)
+    chunks *= 2;
+  if (chunks == 1)
+  {
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  auto bound = [&](int64_t k) { return v.begin() + n * k / chunks; };
+  parallelFor(chunks, chunks, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+      std::sort(bound(k), bound(k + 1), less);
+  });
+  for (int width = 1; width < chunks; width *= 2)
+  {
+    const int merges = chunks / (2 * width);
+    parallelFor(merges, merges, [&](int, int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m)
+      {
+        const int64_t first = 2 * width * m;
+        std::inplace_merge(bound(first), bound(first + width), bound(first + 2 * width), less);
+      }
+    });
+  }
+}
 }

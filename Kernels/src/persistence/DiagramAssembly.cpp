@@ -1,5 +1,7 @@
 #include "DiagramAssembly.h"
 
+#include "../common/Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,14 +77,21 @@ void DiagramBuilder::essential(const PairCell& birth)
 
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
+  // Dimension, birth, death, then the voxels: a total order, so that the
+  // rows come out the same whatever the number of threads.
   const bool super = Super;
-  std::sort(Pairs.begin(), Pairs.end(), [super](const PersistencePair& a, const PersistencePair& b) {
-    if (a.dimension != b.dimension)
-      return a.dimension < b.dimension;
-    if (a.birth != b.birth)
-      return super ? a.birth > b.birth : a.birth < b.birth;
-    return super ? a.death > b.death : a.death < b.death;
-  });
+  parallelSort(Pairs, Options.threads > 0 ? Options.threads : defaultThreadCount(),
+    [super](const PersistencePair& a, const PersistencePair& b) {
+      if (a.dimension != b.dimension)
+        return a.dimension < b.dimension;
+      if (a.birth != b.birth)
+        return super ? a.birth > b.birth : a.birth < b.birth;
+      if (a.death != b.death)
+        return super ? a.death > b.death : a.death < b.death;
+      return std::lexicographical_compare(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel, b.birthVoxel + 3) ||
+        (std::equal(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel) &&
+          std::lexicographical_compare(a.deathVoxel, a.deathVoxel + 3, b.deathVoxel, b.deathVoxel + 3));
+    });
   return std::move(Pairs);
 }
 

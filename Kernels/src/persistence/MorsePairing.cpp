@@ -6,6 +6,8 @@
 
 #include "DiagramAssembly.h"
 
+#include "../common/Parallel.h"
+
 #include <phat/algorithms/twist_reduction.h>
 #include <phat/compute_persistence_pairs.h>
 #include <phat/representations/default_representations.h>
@@ -83,6 +85,18 @@ struct MorsePairing::Impl
   std::vector<std::vector<phat::index>> Boundary; // per position, positions
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
+  int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
+
+  // Cells -> positions, in place, on all threads (the table is only read);
+  // negative entries (the outside) are kept.
+  void translate(std::vector<int64_t>& cells) const
+  {
+    parallelFor(static_cast<int64_t>(cells.size()), threads(), [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        if (cells[static_cast<size_t>(k)] >= 0)
+          cells[static_cast<size_t>(k)] = columnOf(cells[static_cast<size_t>(k)]);
+    });
+  }
 
   // The top dimension by union-find in the dual (Alexander duality, as
   // CubicalRipser does): critical (d-1)-cells in decreasing order join the
@@ -98,10 +112,11 @@ struct MorsePairing::Impl
     const int64_t outside = n;
     // Per (d-1)-cell position, the ends of its two dual paths.
     std::vector<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } });
+    translate(DualEnds);
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
-      auto& e = ends[static_cast<size_t>(columnOf(DualEnds[k]))];
-      const int64_t end = DualEnds[k + 1] < 0 ? outside : columnOf(DualEnds[k + 1]);
+      auto& e = ends[static_cast<size_t>(DualEnds[k])];
+      const int64_t end = DualEnds[k + 1] < 0 ? outside : DualEnds[k + 1];
       if (e[1] >= 0)
         throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
       e[e[0] < 0 ? 0 : 1] = end;
@@ -138,8 +153,9 @@ struct MorsePairing::Impl
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     std::vector<std::pair<int64_t, int64_t>> ends(Critical.size(), { -1, -1 }); // by edge position
+    translate(EdgeEnds);
     for (size_t k = 0; k + 2 < EdgeEnds.size(); k += 3)
-      ends[static_cast<size_t>(columnOf(EdgeEnds[k]))] = { columnOf(EdgeEnds[k + 1]), columnOf(EdgeEnds[k + 2]) };
+      ends[static_cast<size_t>(EdgeEnds[k])] = { EdgeEnds[k + 1], EdgeEnds[k + 2] };
     std::vector<int64_t>().swap(EdgeEnds);
     persistence::UnionFind minima(Critical.size());
     for (int64_t j = 0; j < n; ++j)
@@ -200,7 +216,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
   // The filtration order of Persistence.h: value, dimension, cell index.
-  std::sort(p.Critical.begin(), p.Critical.end(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
+  parallelSort(p.Critical, p.threads(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
     return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
   });
   p.Positions.build(p.Critical);

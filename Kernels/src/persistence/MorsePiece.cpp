@@ -21,6 +21,7 @@
 #include "../common/ScalarDispatch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -207,29 +208,78 @@ struct MorsePiece::Impl
     return v[0] + Region.wholeDims[0] * (v[1] + Region.wholeDims[1] * v[2]);
   }
 
-  void collectCritical()
+  // Runs body(c, out) for every cell c of the box lo..hi (local cell
+  // coordinates, inclusive) on all threads, rows of x shared out in order;
+  // returns what the bodies appended to `out`, in scan order.
+  template <typename Item, typename Body>
+  std::vector<Item> scanBox(const int64_t lo[3], const int64_t hi[3], Body body) const
   {
-    int64_t c[3];
-    for (c[2] = ReportLo[2]; c[2] <= ReportHi[2]; ++c[2])
-      for (c[1] = ReportLo[1]; c[1] <= ReportHi[1]; ++c[1])
-        for (c[0] = ReportLo[0]; c[0] <= ReportHi[0]; ++c[0])
+    const int64_t ny = hi[1] - lo[1] + 1, nz = hi[2] - lo[2] + 1;
+    if (ny <= 0 || nz <= 0 || hi[0] < lo[0])
+      return {};
+    const int64_t rows = ny * nz;
+    const int chunks = static_cast<int>(std::min<int64_t>(rows, 8 * int64_t(Threads)));
+    std::vector<std::vector<Item>> parts(static_cast<size_t>(chunks));
+    parallelFor(chunks, Threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        std::vector<Item>& out = parts[static_cast<size_t>(k)];
+        for (int64_t r = rows * k / chunks; r < rows * (k + 1) / chunks; ++r)
         {
-          const int64_t cell = Cells.index(c);
-          if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
-            continue;
-          MorseCriticalCell m;
-          m.cell = wholeIndex(c);
-          m.voxel = wholeVoxel(cell);
-          m.value = Value[static_cast<size_t>(G.owner(cell))];
-          m.dimension = Cells.dimension(c);
-          Summary.critical.push_back(m);
+          int64_t c[3] = { lo[0], lo[1] + r % ny, lo[2] + r / ny };
+          for (; c[0] <= hi[0]; ++c[0])
+            body(c, out);
         }
+      }
+    });
+    std::vector<Item> all;
+    size_t total = 0;
+    for (const auto& part : parts)
+      total += part.size();
+    all.reserve(total);
+    for (auto& part : parts)
+    {
+      all.insert(all.end(), part.begin(), part.end());
+      std::vector<Item>().swap(part);
+    }
+    return all;
   }
 
+  void collectCritical()
+  {
+    Summary.critical = scanBox<MorseCriticalCell>(ReportLo, ReportHi, [&](const int64_t c[3], auto& out) {
+      const int64_t cell = Cells.index(c);
+      if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
+        return;
+      MorseCriticalCell m;
+      m.cell = wholeIndex(c);
+      m.voxel = wholeVoxel(cell);
+      m.value = Value[static_cast<size_t>(G.owner(cell))];
+      m.dimension = Cells.dimension(c);
+      out.push_back(m);
+    });
+  }
+
+  // Where a path ends, per vertex or top cell, found once and shared by the
+  // threads: a path is walked until a cell already known, then every cell on
+  // it learns the end. Threads that race on an entry store the same value.
+  struct Memo
+  {
+    std::unique_ptr<std::atomic<int64_t>[]> End;
+    Memo(size_t n, int64_t unknown, int threads)
+      : End(new std::atomic<int64_t>[n])
+    {
+      parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          End[static_cast<size_t>(i)].store(unknown, std::memory_order_relaxed);
+      });
+    }
+    int64_t get(int64_t i) const { return End[static_cast<size_t>(i)].load(std::memory_order_relaxed); }
+    void set(int64_t i, int64_t v) { End[static_cast<size_t>(i)].store(v, std::memory_order_relaxed); }
+  };
+
   // Dimension 0: from each end of each reported critical edge down the
-  // gradient to a minimum. Paths stay in the piece (strata), and each
-  // vertex's end is found once: a path is walked until a vertex already
-  // known, then every vertex on it learns the end.
+  // gradient to a minimum. Paths stay in the piece (strata).
   void collectEdgeEnds()
   {
     const int64_t vx = (Cells.dims[0] + 1) / 2, vy = (Cells.dims[1] + 1) / 2, vz = (Cells.dims[2] + 1) / 2;
@@ -238,17 +288,17 @@ struct MorsePiece::Impl
       Cells.coordinates(vertex, c);
       return (c[0] >> 1) + vx * ((c[1] >> 1) + vy * (c[2] >> 1));
     };
-    std::vector<int64_t> minimumOf(static_cast<size_t>(vx * vy * vz), -1);
-    std::vector<int64_t> path;
-    auto descend = [&](int64_t vertex) {
+    Memo minimumOf(static_cast<size_t>(vx * vy * vz), -1, Threads);
+    auto descend = [&](int64_t vertex, std::vector<int64_t>& path) {
       path.clear();
       int64_t end = -1;
       for (;;)
       {
         const int64_t number = vertexNumber(vertex);
-        if (minimumOf[static_cast<size_t>(number)] >= 0)
+        const int64_t known = minimumOf.get(number);
+        if (known >= 0)
         {
-          end = minimumOf[static_cast<size_t>(number)];
+          end = known;
           break;
         }
         path.push_back(number);
@@ -264,32 +314,40 @@ struct MorsePiece::Impl
         vertex = 2 * edge - vertex; // the edge's other end
       }
       for (int64_t number : path)
-        minimumOf[static_cast<size_t>(number)] = end;
+        minimumOf.set(number, end);
       return end;
     };
-    int64_t c[3];
-    for (const MorseCriticalCell& m : Summary.critical)
-    {
-      if (m.dimension != 1)
-        continue;
-      reportedLocal(m.cell, c);
-      Summary.edgeEnds.push_back(m.cell);
-      for (int a = 0; a < 3; ++a)
-        if (Cells.active[a] && (c[a] & 1))
-          for (int s : { -1, 1 })
-          {
-            int64_t v[3] = { c[0], c[1], c[2] };
-            v[a] += s;
-            Summary.edgeEnds.push_back(descend(Cells.index(v)));
-          }
-    }
+    std::vector<size_t> edges;
+    for (size_t j = 0; j < Summary.critical.size(); ++j)
+      if (Summary.critical[j].dimension == 1)
+        edges.push_back(j);
+    Summary.edgeEnds.assign(3 * edges.size(), -1);
+    parallelFor(static_cast<int64_t>(edges.size()), Threads, [&](int, int64_t e0, int64_t e1) {
+      std::vector<int64_t> path;
+      int64_t c[3];
+      for (int64_t e = e0; e < e1; ++e)
+      {
+        const int64_t whole = Summary.critical[edges[static_cast<size_t>(e)]].cell;
+        reportedLocal(whole, c);
+        int64_t* out = &Summary.edgeEnds[static_cast<size_t>(3 * e)];
+        *out++ = whole;
+        for (int a = 0; a < 3; ++a)
+          if (Cells.active[a] && (c[a] & 1))
+            for (int s : { -1, 1 })
+            {
+              int64_t v[3] = { c[0], c[1], c[2] };
+              v[a] += s;
+              *out++ = descend(Cells.index(v), path);
+            }
+      }
+    });
   }
 
   // The top dimension: from each critical (d-1)-cell of the closure through
   // each of its cofaces inside the piece (top cells lie in no cut plane, so
   // each belongs to one piece), along the dual V-path - a top cell paired
   // with a face goes on through that face's other coface - to a maximum or
-  // out of the image. Memoised per top cell as for the vertices above.
+  // out of the image.
   void collectDualEnds()
   {
     int64_t tdim[3];
@@ -301,9 +359,8 @@ struct MorsePiece::Impl
         n[a] = Cells.active[a] ? (c[a] - 1) >> 1 : 0;
       return n[0] + tdim[0] * (n[1] + tdim[1] * n[2]);
     };
-    std::vector<int64_t> maximumOf(static_cast<size_t>(tdim[0] * tdim[1] * tdim[2]), -2);
-    std::vector<int64_t> path;
-    auto reach = [&](int64_t cell, int axis, int side) {
+    Memo maximumOf(static_cast<size_t>(tdim[0] * tdim[1] * tdim[2]), -2, Threads); // -1: the outside
+    auto reach = [&](int64_t cell, int axis, int side, std::vector<int64_t>& path) {
       path.clear();
       int64_t end = -1; // the outside
       for (;;)
@@ -316,9 +373,10 @@ struct MorsePiece::Impl
         const int64_t coface = Cells.index(c);
         const uint8_t state = G.state[static_cast<size_t>(coface)];
         const int64_t number = topNumber(c);
-        if (maximumOf[static_cast<size_t>(number)] >= -1)
+        const int64_t known = maximumOf.get(number);
+        if (known >= -1)
         {
-          end = maximumOf[static_cast<size_t>(number)];
+          end = known;
           break;
         }
         path.push_back(number);
@@ -343,7 +401,7 @@ struct MorsePiece::Impl
         cell = face;
       }
       for (int64_t number : path)
-        maximumOf[static_cast<size_t>(number)] = end;
+        maximumOf.set(number, end);
       return end;
     };
     // The closure, in local coordinates.
@@ -353,35 +411,32 @@ struct MorsePiece::Impl
       lo[a] = Region.cellLo[a] - Shift[a];
       hi[a] = Region.cellHi[a] - Shift[a];
     }
-    int64_t c[3];
-    for (c[2] = lo[2]; c[2] <= hi[2]; ++c[2])
-      for (c[1] = lo[1]; c[1] <= hi[1]; ++c[1])
-        for (c[0] = lo[0]; c[0] <= hi[0]; ++c[0])
+    Summary.dualEnds = scanBox<int64_t>(lo, hi, [&](const int64_t c[3], auto& out) {
+      if (Cells.dimension(c) != Top - 1)
+        return;
+      const int64_t cell = Cells.index(c);
+      if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
+        return;
+      int axis = 0;
+      for (int a = 0; a < 3; ++a)
+        if (Cells.active[a] && !(c[a] & 1))
+          axis = a;
+      bool reported = true;
+      for (int a = 0; a < 3; ++a)
+        reported = reported && c[a] >= ReportLo[a] && c[a] <= ReportHi[a];
+      thread_local std::vector<int64_t> path;
+      for (int side : { -1, 1 })
+      {
+        const int64_t w = c[axis] + side + Shift[axis];
+        const bool outside = w < 0 || w >= WholeCellDims[axis];
+        const bool inside = c[axis] + side > lo[axis] && c[axis] + side < hi[axis];
+        if ((outside && reported) || inside)
         {
-          if (Cells.dimension(c) != Top - 1)
-            continue;
-          const int64_t cell = Cells.index(c);
-          if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
-            continue;
-          int axis = 0;
-          for (int a = 0; a < 3; ++a)
-            if (Cells.active[a] && !(c[a] & 1))
-              axis = a;
-          bool reported = true;
-          for (int a = 0; a < 3; ++a)
-            reported = reported && c[a] >= ReportLo[a] && c[a] <= ReportHi[a];
-          for (int side : { -1, 1 })
-          {
-            const int64_t w = c[axis] + side + Shift[axis];
-            const bool outside = w < 0 || w >= WholeCellDims[axis];
-            const bool inside = c[axis] + side > lo[axis] && c[axis] + side < hi[axis];
-            if ((outside && reported) || inside)
-            {
-              Summary.dualEnds.push_back(wholeIndex(c));
-              Summary.dualEnds.push_back(outside ? -1 : reach(cell, axis, side));
-            }
-          }
+          out.push_back(wholeIndex(c));
+          out.push_back(outside ? -1 : reach(cell, axis, side, path));
         }
+      }
+    });
   }
 
   // A cell of a chain, with what orders it. Coordinates travel with the
