@@ -38,21 +38,27 @@ int64_t wholeCellMax(int64_t voxels, Construction construction)
   return construction == Construction::T ? 2 * voxels : 2 * voxels - 2;
 }
 
-// The local array's values in filtration orientation, as doubles, NaN kept.
-std::vector<double> orientedValues(const GridView& g, bool super)
+// The local array's values in filtration orientation, as doubles, NaN kept
+// (rows of x on all threads).
+std::vector<double> orientedValues(const GridView& g, bool super, int threads)
 {
   std::vector<double> out(static_cast<size_t>(g.voxelCount()));
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d = static_cast<const T*>(g.data);
-    size_t i = 0;
-    for (int64_t z = 0; z < g.dims[2]; ++z)
-      for (int64_t y = 0; y < g.dims[1]; ++y)
+    parallelFor(g.dims[1] * g.dims[2], threads, [&](int, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const int64_t y = r % g.dims[1], z = r / g.dims[1];
+        double* row = out.data() + r * g.dims[0];
+        const T* in = d + y * g.strides[1] + z * g.strides[2];
         for (int64_t x = 0; x < g.dims[0]; ++x)
         {
-          const double v = static_cast<double>(d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]]);
-          out[i++] = super ? -v : v;
+          const double v = static_cast<double>(in[x * g.strides[0]]);
+          row[x] = super ? -v : v;
         }
+      }
+    });
   });
   return out;
 }
@@ -168,9 +174,8 @@ struct MorsePiece::Impl
     }
     const Device want = resolveDevice(options.device, &Warnings);
     G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
-    Value = orientedValues(local, options.filtration == Filtration::Superlevel);
-    for (double v : Value)
-      Summary.hasNan = Summary.hasNan || v != v;
+    Value = orientedValues(local, options.filtration == Filtration::Superlevel, Threads);
+    Summary.hasNan = std::any_of(Value.begin(), Value.end(), [](double v) { return v != v; });
     collectCritical();
     if (Top >= 2)
       collectEdgeEnds();

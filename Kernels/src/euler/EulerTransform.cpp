@@ -1,0 +1,214 @@
+// EulerTransform.cpp - the Euler characteristic transform as Euler curves of
+// height images: for each direction, the heights of every voxel (one pass,
+// all threads) go to eulerHistogram (CPU or GPU), which counts each cell once
+// at the height of its owning voxel - the max over its vertices in V, the
+// min over its cubes in T - so the transform is exact by construction.
+#include "topovox/EulerTransform.h"
+
+#include "TransformHeights.h"
+
+#include "../common/Parallel.h"
+#include "../common/ScalarDispatch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace topovox
+{
+namespace
+{
+constexpr double kPi = 3.14159265358979323846;
+
+Box ownedOf(const GridView& grid, const Box& requested)
+{
+  if (requested.hi[0] == 0 && requested.hi[1] == 0 && requested.hi[2] == 0)
+    return grid.wholeBox();
+  return requested;
+}
+
+void checkOptions(const GridView& grid, const EulerTransformOptions& o)
+{
+  const std::string why = validateGrid(grid);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  if (grid.memory != MemorySpace::Host)
+    throw std::invalid_argument("the Euler transform needs the image in host memory");
+  if (!std::isfinite(o.weight) || !std::isfinite(o.alpha))
+    throw std::invalid_argument("the weight and alpha must be finite numbers");
+  for (int a = 0; a < 3; ++a)
+    if (!std::isfinite(o.origin[a]) || !std::isfinite(o.spacing[a]))
+      throw std::invalid_argument("the origin and spacing must be finite numbers");
+  if (o.thresholdMode != ThresholdMode::Bins && o.thresholdMode != ThresholdMode::List)
+    throw std::invalid_argument("the Euler transform takes evenly spaced bins or a list of thresholds");
+}
+} // namespace
+
+static std::vector<std::array<double, 3>> spreadDirections(const EulerTransformOptions& o, int dimension)
+{
+  std::vector<std::array<double, 3>> out;
+  if (!o.directions.empty())
+  {
+    for (const auto& d : o.directions)
+    {
+      const double n = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+      if (!(n > 0) || !std::isfinite(n))
+        throw std::invalid_argument("a direction is zero or not finite");
+      out.push_back({ d[0] / n, d[1] / n, d[2] / n });
+    }
+    return out;
+  }
+  const int n = o.directionCount;
+  if (n < 1)
+    throw std::invalid_argument("the number of directions must be at least 1 (got " + std::to_string(n) + ")");
+  for (int k = 0; k < n; ++k)
+  {
+    std::array<double, 3> u = { 0, 0, 0 };
+    if (dimension <= 1)
+      u[0] = k % 2 ? -1.0 : 1.0;
+    else if (dimension == 2)
+    {
+      const double t = 2.0 * kPi * k / n;
+      u[0] = std::cos(t);
+      u[1] = std::sin(t);
+    }
+    else
+    {
+      // The Fibonacci sphere: even spread, no clustering at the poles.
+      const double z = 1.0 - 2.0 * (k + 0.5) / n, r = std::sqrt(std::max(0.0, 1.0 - z * z));
+      const double phi = k * kPi * (3.0 - std::sqrt(5.0));
+      u = { r * std::cos(phi), r * std::sin(phi), z };
+    }
+    out.push_back(u);
+  }
+  return out;
+}
+
+// In 1D and 2D the spread directions lie along the image's own axes (an
+// image of 7x1x5 spans x and z): map the first components onto them.
+std::vector<std::array<double, 3>> transformDirections(const EulerTransformOptions& o, const GridView& grid)
+{
+  std::vector<std::array<double, 3>> dirs = spreadDirections(o, grid.dimension());
+  if (!o.directions.empty() || grid.dimension() >= 3)
+    return dirs;
+  int axes[3], n = 0;
+  for (int a = 0; a < 3; ++a)
+    if (grid.dims[a] > 1)
+      axes[n++] = a;
+  for (auto& u : dirs)
+  {
+    std::array<double, 3> m = { 0, 0, 0 };
+    for (int k = 0; k < n; ++k)
+      m[static_cast<size_t>(axes[k])] = u[static_cast<size_t>(k)];
+    if (n == 0)
+      m = u;
+    u = m;
+  }
+  return dirs;
+}
+
+void transformHeightRange(const GridView& grid, const EulerTransformOptions& o, double& lo, double& hi)
+{
+  checkOptions(grid, o);
+  const Box owned = ownedOf(grid, o.owned);
+  lo = std::numeric_limits<double>::infinity();
+  hi = -lo;
+  std::vector<double> h;
+  for (const auto& u : transformDirections(o, grid))
+  {
+    euler::transformHeights(grid, o, u.data(), o.threads > 0 ? o.threads : defaultThreadCount(), h);
+    for (int64_t z = owned.lo[2]; z < owned.hi[2]; ++z)
+      for (int64_t y = owned.lo[1]; y < owned.hi[1]; ++y)
+        for (int64_t x = owned.lo[0]; x < owned.hi[0]; ++x)
+        {
+          const double v = h[static_cast<size_t>(x + grid.dims[0] * (y + grid.dims[1] * z))];
+          if (std::isfinite(v))
+          {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+          }
+        }
+  }
+}
+
+std::vector<double> transformThresholds(const EulerTransformOptions& o, double lo, double hi)
+{
+  EulerCurveOptions eo;
+  eo.thresholdMode = o.thresholdMode;
+  eo.binCount = o.binCount;
+  eo.thresholds = o.thresholds;
+  ValueSummary s;
+  s.finiteMin = lo;
+  s.finiteMax = hi;
+  s.finite = lo <= hi ? 1 : 0;
+  return resolveThresholds(eo, ScalarType::Float64, s, {});
+}
+
+std::vector<EulerHistogram> transformHistograms(const GridView& grid, const EulerTransformOptions& o,
+  const std::vector<double>& thresholds, Device* used, std::string* warnings)
+{
+  checkOptions(grid, o);
+  const std::vector<std::array<double, 3>> dirs = transformDirections(o, grid);
+  EulerCurveOptions eo;
+  eo.construction = o.construction;
+  eo.filtration = Filtration::Sublevel;
+  eo.thresholdMode = ThresholdMode::List;
+  eo.thresholds = thresholds;
+  eo.device = o.device;
+  eo.threads = o.threads;
+  eo.owned = o.owned;
+  std::vector<EulerHistogram> out;
+  std::vector<double> h;
+  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  for (size_t k = 0; k < dirs.size(); ++k)
+  {
+    euler::transformHeights(grid, o, dirs[k].data(), threads, h);
+    const GridView heights =
+      GridView::contiguous(h.data(), ScalarType::Float64, grid.dims[0], grid.dims[1], grid.dims[2]);
+    Device d = Device::CPU;
+    out.push_back(eulerHistogram(heights, eo, thresholds, &d, k == 0 ? warnings : nullptr));
+    if (used && k == 0)
+      *used = d;
+    if (o.progress && !o.progress(static_cast<double>(k + 1) / static_cast<double>(dirs.size())))
+      throw Aborted{};
+  }
+  return out;
+}
+
+EulerTransform accumulateTransform(const std::vector<EulerHistogram>& histograms,
+  const std::vector<std::array<double, 3>>& directions, int dimension)
+{
+  EulerTransform t;
+  t.directions = directions;
+  t.dimension = dimension;
+  if (!histograms.empty())
+    t.thresholds = histograms[0].thresholds;
+  for (const EulerHistogram& h : histograms)
+    t.euler.push_back(accumulateHistogram(h, dimension).euler);
+  return t;
+}
+
+EulerTransform computeEulerTransform(const GridView& grid, const EulerTransformOptions& o)
+{
+  checkOptions(grid, o);
+  double lo, hi;
+  std::vector<double> thresholds;
+  if (o.thresholdMode == ThresholdMode::Bins)
+  {
+    transformHeightRange(grid, o, lo, hi);
+    thresholds = transformThresholds(o, lo, hi);
+  }
+  else
+    thresholds = transformThresholds(o, 0, -1);
+  EulerTransform t;
+  std::string warnings;
+  Device used = Device::CPU;
+  const auto histograms = transformHistograms(grid, o, thresholds, &used, &warnings);
+  t = accumulateTransform(histograms, transformDirections(o, grid), grid.dimension());
+  if (histograms.empty() || thresholds.empty())
+    t.thresholds = thresholds;
+  t.device = used;
+  t.warnings = warnings;
+  return t;
+}
+} // namespace topovox
