@@ -54,7 +54,10 @@ static std::vector<std::array<double, 3>> spreadDirections(const EulerTransformO
       const double n = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
       if (!(n > 0) || !std::isfinite(n))
         throw std::invalid_argument("a direction is zero or not finite");
-      out.push_back({ d[0] / n, d[1] / n, d[2] / n });
+      // Unit vectors (within rounding) are kept as given, so that directions
+      // this function returned come back unchanged when passed in again.
+      const double scale = std::fabs(n - 1.0) <= 4e-16 ? 1.0 : n;
+      out.push_back({ d[0] / scale, d[1] / scale, d[2] / scale });
     }
     return out;
   }
