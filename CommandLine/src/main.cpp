@@ -34,6 +34,7 @@ const std::vector<Command>& commandTable()
     { "euler", "Euler characteristic curve (chi per threshold, cell counts)", runEuler },
     { "persistence", "persistence diagram (birth, death and voxels of each class)",
       runPersistence },
+    { "transform", "Euler characteristic transform (chi per direction and threshold)", runTransform },
   };
   return table;
 }
