@@ -1,0 +1,211 @@
+// SoftEuler.cpp - checks, and the CPU path of the differentiable Euler curve
+// (SoftEuler.h): voxels in rows of x shared among threads, each thread with
+// its own double accumulators, added up at the end. Device-memory problems
+// go to SoftEulerCUDA.cu.
+#include "topovox/SoftEuler.h"
+
+#include "SoftEulerBackends.h"
+#include "SoftEulerVoxel.h"
+
+#include "../common/Parallel.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace topovox
+{
+namespace euler
+{
+void checkSoftProblem(const SoftEulerProblem& p)
+{
+  if (p.type != ScalarType::Float32 && p.type != ScalarType::Float64)
+    throw std::invalid_argument("the differentiable Euler curve takes float32 or float64 arrays");
+  if (p.batch < 1)
+    throw std::invalid_argument("the batch must hold at least one image");
+  for (int a = 0; a < 3; ++a)
+    if (p.dims[a] < 1)
+      throw std::invalid_argument("every image dimension must be at least 1");
+  if (p.thresholdCount < 1)
+    throw std::invalid_argument("at least one threshold is needed");
+  if (!(p.lambda > 0) || !std::isfinite(p.lambda))
+    throw std::invalid_argument("lambda must be a positive finite number");
+  if (!std::isfinite(p.weight))
+    throw std::invalid_argument("the weight must be finite");
+  if (!p.images || !p.thresholds || !p.direction || !p.alpha)
+    throw std::invalid_argument("the images, thresholds, direction and alpha are all needed");
+}
+
+SoftVoxelParams softParams(const SoftEulerProblem& p, const double u[3], double alpha)
+{
+  SoftVoxelParams P;
+  P.axes = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    P.dims[a] = p.dims[a];
+    P.axes |= p.dims[a] > 1 ? 1u << a : 0u;
+    P.u[a] = u[a];
+    P.origin[a] = p.origin[a];
+    P.spacing[a] = p.spacing[a];
+  }
+  P.tConstruction = p.construction == Construction::T;
+  P.weight = p.weight;
+  P.alpha = alpha;
+  P.lambda = p.lambda;
+  return P;
+}
+
+namespace
+{
+template <typename T>
+void forwardCPU(const SoftEulerProblem& p, T* chi)
+{
+  const T* thr = static_cast<const T*>(p.thresholds);
+  const T* dir = static_cast<const T*>(p.direction);
+  const double u[3] = { double(dir[0]), double(dir[1]), double(dir[2]) };
+  const SoftVoxelParams P = softParams(p, u, double(*static_cast<const T*>(p.alpha)));
+  const int nt = p.thresholdCount;
+  const std::vector<double> tau(thr, thr + nt);
+  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
+  const int threads = p.threads > 0 ? p.threads : defaultThreadCount();
+  for (int64_t b = 0; b < p.batch; ++b)
+  {
+    const T* image = static_cast<const T*>(p.images) + b * voxels;
+    std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(nt, 0.0));
+    parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
+      std::vector<double>& acc = partial[static_cast<size_t>(worker)];
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const int64_t j = r % p.dims[1], k = r / p.dims[1];
+        for (int64_t i = 0; i < p.dims[0]; ++i)
+        {
+          const double h = softHeight(image, P, i, j, k);
+          const int c = softSignedCount(image, P, i, j, k, h);
+          if (c == 0)
+            continue;
+          for (int t = 0; t < nt; ++t)
+            acc[static_cast<size_t>(t)] += c * softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
+        }
+      }
+    });
+    for (int t = 0; t < nt; ++t)
+    {
+      double sum = 0;
+      for (const auto& acc : partial)
+        sum += acc[static_cast<size_t>(t)];
+      chi[b * nt + t] = static_cast<T>(sum);
+    }
+  }
+}
+
+template <typename T>
+void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* gradThresholds,
+  T* gradDirection, T* gradAlpha)
+{
+  const T* thr = static_cast<const T*>(p.thresholds);
+  const T* dir = static_cast<const T*>(p.direction);
+  const double u[3] = { double(dir[0]), double(dir[1]), double(dir[2]) };
+  const SoftVoxelParams P = softParams(p, u, double(*static_cast<const T*>(p.alpha)));
+  const int nt = p.thresholdCount;
+  const std::vector<double> tau(thr, thr + nt);
+  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
+  const int threads = p.threads > 0 ? p.threads : defaultThreadCount();
+  // Per worker: dL/dt (nt), dL/du (3), dL/dalpha (1).
+  std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(nt + 4, 0.0));
+  for (int64_t b = 0; b < p.batch; ++b)
+  {
+    const T* image = static_cast<const T*>(p.images) + b * voxels;
+    const T* g = gradChi + b * nt;
+    parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
+      std::vector<double>& acc = partial[static_cast<size_t>(worker)];
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const int64_t j = r % p.dims[1], k = r / p.dims[1];
+        for (int64_t i = 0; i < p.dims[0]; ++i)
+        {
+          const int64_t at = b * voxels + i + p.dims[0] * r;
+          const double h = softHeight(image, P, i, j, k);
+          const int c = softSignedCount(image, P, i, j, k, h);
+          double dh = 0;
+          if (c != 0)
+            for (int t = 0; t < nt; ++t)
+            {
+              const double s = softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
+              const double d = double(g[t]) * c * P.lambda * s * (1.0 - s);
+              acc[static_cast<size_t>(t)] += d;
+              dh -= d;
+            }
+          if (gradImages)
+            gradImages[at] = static_cast<T>(P.weight * dh);
+          if (dh != 0)
+          {
+            double pos[3];
+            softPosition(P, i, j, k, pos);
+            for (int a = 0; a < 3; ++a)
+              acc[static_cast<size_t>(nt + a)] += dh * P.alpha * pos[a];
+            acc[static_cast<size_t>(nt + 3)] += dh * (u[0] * pos[0] + u[1] * pos[1] + u[2] * pos[2]);
+          }
+        }
+      }
+    });
+  }
+  std::vector<double> sum(static_cast<size_t>(nt + 4), 0.0);
+  for (const auto& acc : partial)
+    for (size_t k = 0; k < sum.size(); ++k)
+      sum[k] += acc[k];
+  if (gradThresholds)
+    for (int t = 0; t < nt; ++t)
+      gradThresholds[t] = static_cast<T>(sum[static_cast<size_t>(t)]);
+  if (gradDirection)
+    for (int a = 0; a < 3; ++a)
+      gradDirection[a] = static_cast<T>(sum[static_cast<size_t>(nt + a)]);
+  if (gradAlpha)
+    *gradAlpha = static_cast<T>(sum[static_cast<size_t>(nt + 3)]);
+}
+} // namespace
+} // namespace euler
+
+void softEulerForward(const SoftEulerProblem& p, void* chi)
+{
+  euler::checkSoftProblem(p);
+  if (!chi)
+    throw std::invalid_argument("no output array for chi");
+  if (p.memory == MemorySpace::Device)
+  {
+#ifdef TOPOVOX_WITH_CUDA
+    euler::softForwardGPU(p, chi);
+    return;
+#else
+    throw std::invalid_argument("the arrays are in GPU memory but this build has no CUDA");
+#endif
+  }
+  if (p.type == ScalarType::Float32)
+    euler::forwardCPU(p, static_cast<float*>(chi));
+  else
+    euler::forwardCPU(p, static_cast<double*>(chi));
+}
+
+void softEulerBackward(const SoftEulerProblem& p, const void* gradChi, void* gradImages, void* gradThresholds,
+  void* gradDirection, void* gradAlpha)
+{
+  euler::checkSoftProblem(p);
+  if (!gradChi)
+    throw std::invalid_argument("no gradient of chi given");
+  if (p.memory == MemorySpace::Device)
+  {
+#ifdef TOPOVOX_WITH_CUDA
+    euler::softBackwardGPU(p, gradChi, gradImages, gradThresholds, gradDirection, gradAlpha);
+    return;
+#else
+    throw std::invalid_argument("the arrays are in GPU memory but this build has no CUDA");
+#endif
+  }
+  if (p.type == ScalarType::Float32)
+    euler::backwardCPU(p, static_cast<const float*>(gradChi), static_cast<float*>(gradImages),
+      static_cast<float*>(gradThresholds), static_cast<float*>(gradDirection), static_cast<float*>(gradAlpha));
+  else
+    euler::backwardCPU(p, static_cast<const double*>(gradChi), static_cast<double*>(gradImages),
+      static_cast<double*>(gradThresholds), static_cast<double*>(gradDirection), static_cast<double*>(gradAlpha));
+}
+} // namespace topovox

@@ -1,0 +1,229 @@
+// SoftEulerCUDA.cu - the differentiable Euler curve on the GPU: one thread
+// per voxel (grid-stride) runs SoftEulerVoxel.h, the CPU path's own code;
+// per-threshold sums go through shared-memory double accumulators, one round
+// of global atomics per block. Every input stays in GPU memory: the
+// direction, alpha and thresholds are read by the kernels themselves.
+#include "SoftEulerBackends.h"
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace topovox
+{
+namespace euler
+{
+namespace
+{
+constexpr int kThreads = 256;
+constexpr int kSharedThresholds = 1024; // beyond, global atomics
+
+void check(cudaError_t err, const char* what)
+{
+  if (err != cudaSuccess)
+  {
+    cudaGetLastError();
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+  }
+}
+
+struct DoubleBuffer
+{
+  double* ptr = nullptr;
+  explicit DoubleBuffer(size_t n)
+  {
+    check(cudaMalloc(&ptr, n * sizeof(double)), "cudaMalloc");
+    check(cudaMemset(ptr, 0, n * sizeof(double)), "cudaMemset");
+  }
+  ~DoubleBuffer() { cudaFree(ptr); }
+  DoubleBuffer(const DoubleBuffer&) = delete;
+  DoubleBuffer& operator=(const DoubleBuffer&) = delete;
+};
+
+// The parameters that live in GPU memory (direction, alpha) completed there.
+template <typename T>
+__device__ SoftVoxelParams withInputs(SoftVoxelParams P, const T* direction, const T* alpha)
+{
+  for (int a = 0; a < 3; ++a)
+    P.u[a] = static_cast<double>(direction[a]);
+  P.alpha = static_cast<double>(*alpha);
+  return P;
+}
+
+// acc[b * nt + t] += sum over voxels c sigmoid(lambda (t - h)).
+template <typename T>
+__global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
+  const T* __restrict__ thresholds, int nt, int64_t batch, double* acc)
+{
+  extern __shared__ double shared[];
+  const SoftVoxelParams P = withInputs(P0, direction, alpha);
+  const bool useShared = nt <= kSharedThresholds;
+  const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
+  for (int64_t b = 0; b < batch; ++b)
+  {
+    if (useShared)
+    {
+      for (int t = threadIdx.x; t < nt; t += blockDim.x)
+        shared[t] = 0;
+      __syncthreads();
+    }
+    const T* image = images + b * voxels;
+    for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < voxels; v += int64_t(gridDim.x) * blockDim.x)
+    {
+      const int64_t i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+      const double h = softHeight(image, P, i, j, k);
+      const int c = softSignedCount(image, P, i, j, k, h);
+      if (c == 0)
+        continue;
+      for (int t = 0; t < nt; ++t)
+      {
+        const double add = c * softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
+        atomicAdd(useShared ? &shared[t] : &acc[b * nt + t], add);
+      }
+    }
+    if (useShared)
+    {
+      __syncthreads();
+      for (int t = threadIdx.x; t < nt; t += blockDim.x)
+        if (shared[t] != 0)
+          atomicAdd(&acc[b * nt + t], shared[t]);
+      __syncthreads();
+    }
+  }
+}
+
+// gradImages per voxel; acc[0..nt) dL/dt, acc[nt..nt+3) dL/du, acc[nt+3] dL/dalpha.
+template <typename T>
+__global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
+  const T* __restrict__ thresholds, int nt, int64_t batch, const T* __restrict__ gradChi, T* gradImages, double* acc)
+{
+  extern __shared__ double shared[];
+  const SoftVoxelParams P = withInputs(P0, direction, alpha);
+  const bool useShared = nt + 4 <= kSharedThresholds;
+  double* sums = useShared ? shared : acc;
+  if (useShared)
+  {
+    for (int t = threadIdx.x; t < nt + 4; t += blockDim.x)
+      shared[t] = 0;
+    __syncthreads();
+  }
+  const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
+  for (int64_t b = 0; b < batch; ++b)
+  {
+    const T* image = images + b * voxels;
+    const T* g = gradChi + b * nt;
+    for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < voxels; v += int64_t(gridDim.x) * blockDim.x)
+    {
+      const int64_t i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+      const double h = softHeight(image, P, i, j, k);
+      const int c = softSignedCount(image, P, i, j, k, h);
+      double dh = 0;
+      if (c != 0)
+        for (int t = 0; t < nt; ++t)
+        {
+          const double s = softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
+          const double d = static_cast<double>(g[t]) * c * P.lambda * s * (1.0 - s);
+          if (d != 0)
+            atomicAdd(&sums[t], d);
+          dh -= d;
+        }
+      if (gradImages)
+        gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
+      if (dh != 0)
+      {
+        double pos[3];
+        softPosition(P, i, j, k, pos);
+        for (int a = 0; a < 3; ++a)
+          atomicAdd(&sums[nt + a], dh * P.alpha * pos[a]);
+        atomicAdd(&sums[nt + 3], dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]));
+      }
+    }
+  }
+  if (useShared)
+  {
+    __syncthreads();
+    for (int t = threadIdx.x; t < nt + 4; t += blockDim.x)
+      if (shared[t] != 0)
+        atomicAdd(&acc[t], shared[t]);
+  }
+}
+
+template <typename T>
+__global__ void castKernel(const double* in, T* out, int64_t n)
+{
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+    out[k] = static_cast<T>(in[k]);
+}
+
+int blocksFor(int64_t voxels)
+{
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  const int64_t wanted = (voxels + kThreads - 1) / kThreads;
+  return static_cast<int>(wanted < 8 * sms ? (wanted < 1 ? 1 : wanted) : 8 * sms);
+}
+
+template <typename T>
+void forwardTyped(const SoftEulerProblem& p, T* chi)
+{
+  const double zero[3] = { 0, 0, 0 };
+  const SoftVoxelParams P = softParams(p, zero, 0.0);
+  const int nt = p.thresholdCount;
+  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
+  DoubleBuffer acc(static_cast<size_t>(p.batch * nt));
+  const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
+  forwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
+    static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
+    p.batch, acc.ptr);
+  check(cudaGetLastError(), "soft Euler forward kernel");
+  castKernel<T><<<blocksFor(p.batch * nt), kThreads>>>(acc.ptr, chi, p.batch * nt);
+  check(cudaGetLastError(), "soft Euler cast kernel");
+  check(cudaDeviceSynchronize(), "soft Euler forward");
+}
+
+template <typename T>
+void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* gradThresholds, T* gradDirection,
+  T* gradAlpha)
+{
+  const double zero[3] = { 0, 0, 0 };
+  const SoftVoxelParams P = softParams(p, zero, 0.0);
+  const int nt = p.thresholdCount;
+  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
+  DoubleBuffer acc(static_cast<size_t>(nt + 4));
+  const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
+  backwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
+    static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
+    p.batch, gradChi, gradImages, acc.ptr);
+  check(cudaGetLastError(), "soft Euler backward kernel");
+  if (gradThresholds)
+    castKernel<T><<<1, kThreads>>>(acc.ptr, gradThresholds, nt);
+  if (gradDirection)
+    castKernel<T><<<1, kThreads>>>(acc.ptr + nt, gradDirection, 3);
+  if (gradAlpha)
+    castKernel<T><<<1, kThreads>>>(acc.ptr + nt + 3, gradAlpha, 1);
+  check(cudaGetLastError(), "soft Euler cast kernel");
+  check(cudaDeviceSynchronize(), "soft Euler backward");
+}
+} // namespace
+
+void softForwardGPU(const SoftEulerProblem& p, void* chi)
+{
+  if (p.type == ScalarType::Float32)
+    forwardTyped(p, static_cast<float*>(chi));
+  else
+    forwardTyped(p, static_cast<double*>(chi));
+}
+
+void softBackwardGPU(const SoftEulerProblem& p, const void* gradChi, void* gradImages, void* gradThresholds,
+  void* gradDirection, void* gradAlpha)
+{
+  if (p.type == ScalarType::Float32)
+    backwardTyped(p, static_cast<const float*>(gradChi), static_cast<float*>(gradImages),
+      static_cast<float*>(gradThresholds), static_cast<float*>(gradDirection), static_cast<float*>(gradAlpha));
+  else
+    backwardTyped(p, static_cast<const double*>(gradChi), static_cast<double*>(gradImages),
+      static_cast<double*>(gradThresholds), static_cast<double*>(gradDirection), static_cast<double*>(gradAlpha));
+}
+}
+}

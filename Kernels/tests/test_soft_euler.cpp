@@ -1,0 +1,309 @@
+// test_soft_euler.cpp - the differentiable Euler curve (SoftEuler.h):
+//  * as lambda grows it is the exact directional Euler curve (the Euler
+//    transform of EulerTransform.h, itself checked against a brute force),
+//    thresholds kept away from the heights;
+//  * every gradient (images, thresholds, direction, alpha) against central
+//    finite differences in float64, on random images without ties, V and T,
+//    2D and 3D, batches;
+//  * with --device gpu: the GPU results against the CPU's (float64 within
+//    rounding of the summation order, float32 within float tolerance).
+//
+//   topovox_soft_euler_tests [--device cpu|gpu]   (gpu: exit 77 without one)
+#include "topovox/EulerTransform.h"
+#include "topovox/SoftEuler.h"
+
+#ifdef TOPOVOX_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace topovox;
+
+namespace
+{
+int failures = 0, checks = 0;
+void expect(bool ok, const std::string& what)
+{
+  ++checks;
+  if (!ok && ++failures < 40)
+    std::printf("FAIL: %s\n", what.c_str());
+}
+
+struct Case
+{
+  int64_t batch, dims[3];
+  Construction construction;
+  std::vector<double> images, thresholds, direction, alpha;
+  double lambda, weight;
+};
+
+SoftEulerProblem problemOf(const Case& c)
+{
+  SoftEulerProblem p;
+  p.type = ScalarType::Float64;
+  p.construction = c.construction;
+  p.batch = c.batch;
+  for (int a = 0; a < 3; ++a)
+    p.dims[a] = c.dims[a];
+  p.thresholdCount = static_cast<int>(c.thresholds.size());
+  p.lambda = c.lambda;
+  p.weight = c.weight;
+  p.spacing[0] = 0.5;
+  p.origin[2] = -1;
+  p.images = c.images.data();
+  p.thresholds = c.thresholds.data();
+  p.direction = c.direction.data();
+  p.alpha = c.alpha.data();
+  return p;
+}
+
+std::vector<double> forward(const Case& c)
+{
+  std::vector<double> chi(static_cast<size_t>(c.batch) * c.thresholds.size());
+  softEulerForward(problemOf(c), chi.data());
+  return chi;
+}
+
+// L = sum G * chi, for the finite differences.
+double loss(const Case& c, const std::vector<double>& G)
+{
+  const auto chi = forward(c);
+  double l = 0;
+  for (size_t k = 0; k < chi.size(); ++k)
+    l += G[k] * chi[k];
+  return l;
+}
+
+bool close(double a, double b, double tol)
+{
+  return std::fabs(a - b) <= tol * (1.0 + std::max(std::fabs(a), std::fabs(b)));
+}
+
+void checkGradients(const std::string& name, Case c, std::mt19937_64& rng)
+{
+  std::normal_distribution<double> normal;
+  std::vector<double> G(static_cast<size_t>(c.batch) * c.thresholds.size());
+  for (auto& g : G)
+    g = normal(rng);
+  std::vector<double> gx(c.images.size()), gt(c.thresholds.size()), gu(3), ga(1);
+  softEulerBackward(problemOf(c), G.data(), gx.data(), gt.data(), gu.data(), ga.data());
+  const double eps = 1e-6, tol = 1e-5;
+  auto fd = [&](std::vector<double>& v, size_t k) {
+    const double keep = v[k];
+    v[k] = keep + eps;
+    const double up = loss(c, G);
+    v[k] = keep - eps;
+    const double down = loss(c, G);
+    v[k] = keep;
+    return (up - down) / (2 * eps);
+  };
+  bool ok = true;
+  for (size_t k = 0; k < c.images.size(); k += std::max<size_t>(1, c.images.size() / 40))
+    ok = ok && close(gx[k], fd(c.images, k), tol);
+  expect(ok, name + ": dL/dX equals finite differences");
+  ok = true;
+  for (size_t k = 0; k < c.thresholds.size(); ++k)
+    ok = ok && close(gt[k], fd(c.thresholds, k), tol);
+  expect(ok, name + ": dL/dthresholds equals finite differences");
+  ok = true;
+  for (size_t k = 0; k < 3; ++k)
+    ok = ok && close(gu[k], fd(c.direction, k), tol);
+  expect(ok, name + ": dL/du equals finite differences");
+  expect(close(ga[0], fd(c.alpha, 0), tol), name + ": dL/dalpha equals finite differences");
+}
+
+Case randomCase(std::mt19937_64& rng, int64_t batch, int64_t nx, int64_t ny, int64_t nz, Construction con)
+{
+  std::uniform_real_distribution<double> u01(0, 1);
+  Case c;
+  c.batch = batch;
+  c.dims[0] = nx, c.dims[1] = ny, c.dims[2] = nz;
+  c.construction = con;
+  c.images.resize(static_cast<size_t>(batch * nx * ny * nz));
+  for (auto& v : c.images)
+    v = u01(rng);
+  c.thresholds = { -0.2, 0.15, 0.4, 0.55, 0.8, 1.3 };
+  c.direction = { 0.3, -0.5, 0.8 };
+  c.alpha = { 0.2 };
+  c.lambda = 3;
+  c.weight = 1;
+  return c;
+}
+
+#ifdef TOPOVOX_TEST_CUDA
+// The same problem with every array copied to the GPU; results copied back.
+struct OnDevice
+{
+  std::vector<void*> owned;
+  ~OnDevice()
+  {
+    for (void* p : owned)
+      cudaFree(p);
+  }
+  template <typename T>
+  T* copy(const std::vector<T>& v)
+  {
+    void* p = nullptr;
+    cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T));
+    cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice);
+    owned.push_back(p);
+    return static_cast<T*>(p);
+  }
+  template <typename T>
+  std::vector<T> back(const T* p, size_t n)
+  {
+    std::vector<T> v(n);
+    cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
+    return v;
+  }
+};
+
+template <typename T>
+void compareDevices(const std::string& name, const Case& c, double tol)
+{
+  auto cast = [](const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); };
+  SoftEulerProblem p = problemOf(c);
+  p.type = sizeof(T) == 4 ? ScalarType::Float32 : ScalarType::Float64;
+  const auto images = cast(c.images), thresholds = cast(c.thresholds), direction = cast(c.direction),
+             alpha = cast(c.alpha);
+  const size_t nc = static_cast<size_t>(c.batch) * c.thresholds.size();
+  std::vector<T> G(nc);
+  for (size_t k = 0; k < nc; ++k)
+    G[k] = static_cast<T>(std::sin(1.0 + k));
+  // CPU.
+  p.images = images.data(), p.thresholds = thresholds.data(), p.direction = direction.data(), p.alpha = alpha.data();
+  std::vector<T> chi(nc), gx(images.size()), gt(thresholds.size()), gu(3), ga(1);
+  softEulerForward(p, chi.data());
+  softEulerBackward(p, G.data(), gx.data(), gt.data(), gu.data(), ga.data());
+  // GPU.
+  OnDevice d;
+  p.memory = MemorySpace::Device;
+  p.images = d.copy(images), p.thresholds = d.copy(thresholds), p.direction = d.copy(direction),
+  p.alpha = d.copy(alpha);
+  T* dchi = d.copy(std::vector<T>(nc));
+  T *dgx = d.copy(std::vector<T>(images.size())), *dgt = d.copy(std::vector<T>(thresholds.size())),
+    *dgu = d.copy(std::vector<T>(3)), *dga = d.copy(std::vector<T>(1));
+  softEulerForward(p, dchi);
+  softEulerBackward(p, d.copy(G), dgx, dgt, dgu, dga);
+  auto same = [&](const std::vector<T>& a, const std::vector<T>& b) {
+    bool ok = a.size() == b.size();
+    for (size_t k = 0; ok && k < a.size(); ++k)
+      ok = close(double(a[k]), double(b[k]), tol);
+    return ok;
+  };
+  expect(same(chi, d.back(dchi, nc)), name + ": GPU chi equals CPU chi");
+  expect(same(gx, d.back(dgx, gx.size())), name + ": GPU dL/dX equals CPU");
+  expect(same(gt, d.back(dgt, gt.size())), name + ": GPU dL/dthresholds equals CPU");
+  expect(same(gu, d.back(dgu, 3)) && same(ga, d.back(dga, 1)), name + ": GPU dL/du, dL/dalpha equal CPU");
+}
+#endif
+} // namespace
+
+int main(int argc, char** argv)
+{
+  bool gpu = false;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--device"))
+      gpu = !std::strcmp(argv[i + 1], "gpu");
+  if (gpu)
+  {
+#ifdef TOPOVOX_TEST_CUDA
+    std::string warn;
+    if (resolveDevice(Device::GPU, &warn) != Device::GPU)
+    {
+      std::printf("SKIP: %s\n", warn.c_str());
+      return 77;
+    }
+#else
+    std::printf("SKIP: built without CUDA\n");
+    return 77;
+#endif
+  }
+  std::mt19937_64 rng(3);
+
+  // 1. Large lambda: the exact directional curve, on integer images (ties
+  // everywhere: the ownership rule must match the exact transform's).
+  for (Construction con : { Construction::V, Construction::T })
+    for (const auto& shape : { std::vector<int64_t>{ 7, 6, 1 }, std::vector<int64_t>{ 5, 4, 6 } })
+    {
+      Case c = randomCase(rng, 1, shape[0], shape[1], shape[2], con);
+      for (auto& v : c.images)
+        v = std::floor(v * 4);
+      c.images[3] = std::nan("");
+      c.direction = { 0.6, 0.0, 0.8 };
+      c.alpha = { 0.5 };
+      c.weight = 2;
+      // Heights are multiples of 0.05 here; thresholds sit between them.
+      c.thresholds = { -1.025, 0.025, 1.225, 2.525, 3.975, 5.325, 7.025, 9.975 };
+      c.lambda = 4000;
+      EulerTransformOptions o;
+      o.construction = con;
+      o.directions = { { 0.6, 0.0, 0.8 } };
+      o.weight = 2;
+      o.alpha = 0.5;
+      o.spacing[0] = 0.5;
+      o.origin[2] = -1;
+      o.thresholdMode = ThresholdMode::List;
+      o.thresholds = c.thresholds;
+      o.device = Device::CPU;
+      const GridView g = GridView::contiguous(c.images.data(), ScalarType::Float64, shape[0], shape[1], shape[2]);
+      const EulerTransform exact = computeEulerTransform(g, o);
+      const auto soft = forward(c);
+      bool same = true;
+      for (size_t t = 0; t < soft.size(); ++t)
+        same = same && std::fabs(soft[t] - static_cast<double>(exact.euler[0][t])) < 1e-6;
+      expect(same, std::string("lambda -> infinity: the exact curve, ") + constructionName(con) + " " +
+          std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" + std::to_string(shape[2]));
+    }
+
+  // 2. Gradients against finite differences.
+  for (Construction con : { Construction::V, Construction::T })
+  {
+    const std::string cn = constructionName(con);
+    checkGradients("2D " + cn, randomCase(rng, 1, 9, 8, 1, con), rng);
+    checkGradients("3D " + cn, randomCase(rng, 1, 5, 6, 4, con), rng);
+    checkGradients("batch of 3, 2D " + cn, randomCase(rng, 3, 6, 5, 1, con), rng);
+  }
+
+  // 3. Bad problems are refused with a reason.
+  Case c = randomCase(rng, 1, 4, 4, 1, Construction::V);
+  SoftEulerProblem bad = problemOf(c);
+  bad.lambda = -1;
+  std::vector<double> chi(c.thresholds.size());
+  bool threw = false;
+  try
+  {
+    softEulerForward(bad, chi.data());
+  }
+  catch (const std::invalid_argument&)
+  {
+    threw = true;
+  }
+  expect(threw, "a negative lambda is refused");
+
+#ifdef TOPOVOX_TEST_CUDA
+  if (gpu)
+    for (Construction con : { Construction::V, Construction::T })
+    {
+      const std::string cn = constructionName(con);
+      const Case big = randomCase(rng, 2, 40, 33, 17, con);
+      compareDevices<double>("float64 3D batch " + cn, big, 1e-9);
+      compareDevices<float>("float32 3D batch " + cn, big, 2e-3);
+      Case many = randomCase(rng, 1, 64, 64, 1, con);
+      many.thresholds.clear();
+      for (int t = 0; t < 1500; ++t) // beyond the shared-memory accumulators
+        many.thresholds.push_back(-0.5 + 2.0 * t / 1500);
+      compareDevices<double>("1500 thresholds " + cn, many, 1e-9);
+    }
+#endif
+  std::printf("%d checks, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}
