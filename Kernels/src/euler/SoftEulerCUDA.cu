@@ -1,6 +1,7 @@
 // SoftEulerCUDA.cu - the differentiable Euler curve on the GPU: one thread
-// per voxel (grid-stride) runs SoftEulerVoxel.h, the CPU path's own code;
-// per-threshold sums go through shared-memory double accumulators, one round
+// per voxel (grid-stride, warps together) runs SoftEulerVoxel.h, the CPU
+// path's own code; per-threshold sums are reduced within each warp by
+// shuffles, then through shared-memory double accumulators, with one round
 // of global atomics per block. Every input stays in GPU memory: the
 // direction, alpha and thresholds are read by the kernels themselves.
 #include "SoftEulerBackends.h"
@@ -51,7 +52,19 @@ __device__ SoftVoxelParams withInputs(SoftVoxelParams P, const T* direction, con
   return P;
 }
 
-// acc[b * nt + t] += sum over voxels c sigmoid(lambda (t - h)).
+// Sum over the 32 lanes of a warp, in lane 0.
+__device__ __forceinline__ double warpSum(double v)
+{
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// acc[b * nt + t] += sum over voxels c sigmoid(lambda (t - h)). Warps walk
+// the voxels together (32 consecutive voxels a step) so that each
+// threshold's contributions are summed in registers by shuffles, and lane 0
+// alone adds them to the block's shared accumulators: one shared atomic per
+// warp and threshold, none at all where the whole warp owns no signed cell.
 template <typename T>
 __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, double* acc)
@@ -60,6 +73,8 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
   const SoftVoxelParams P = withInputs(P0, direction, alpha);
   const bool useShared = nt <= kSharedThresholds;
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
+  const int lane = threadIdx.x & 31;
+  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t b = 0; b < batch; ++b)
   {
     if (useShared)
@@ -69,17 +84,25 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
       __syncthreads();
     }
     const T* image = images + b * voxels;
-    for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < voxels; v += int64_t(gridDim.x) * blockDim.x)
+    for (int64_t base = first; base < voxels; base += stride)
     {
-      const int64_t i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
-      const double h = softHeight(image, P, i, j, k);
-      const int c = softSignedCount(image, P, i, j, k, h);
-      if (c == 0)
+      const int64_t v = base + lane;
+      double h = 0;
+      int c = 0;
+      if (v < voxels)
+      {
+        const int64_t i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+        h = softHeight(image, P, i, j, k);
+        c = softSignedCount(image, P, i, j, k, h);
+      }
+      if (!__any_sync(0xffffffffu, c != 0))
         continue;
       for (int t = 0; t < nt; ++t)
       {
-        const double add = c * softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
-        atomicAdd(useShared ? &shared[t] : &acc[b * nt + t], add);
+        const double add = c ? c * softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h)) : 0.0;
+        const double sum = warpSum(add);
+        if (lane == 0 && sum != 0)
+          atomicAdd(useShared ? &shared[t] : &acc[b * nt + t], sum);
       }
     }
     if (useShared)
@@ -93,7 +116,8 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
   }
 }
 
-// gradImages per voxel; acc[0..nt) dL/dt, acc[nt..nt+3) dL/du, acc[nt+3] dL/dalpha.
+// gradImages per voxel; acc[0..nt) dL/dt, acc[nt..nt+3) dL/du, acc[nt+3]
+// dL/dalpha; sums per warp by shuffles, as in the forward kernel.
 template <typename T>
 __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, const T* __restrict__ gradChi, T* gradImages, double* acc)
@@ -109,35 +133,55 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
     __syncthreads();
   }
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
+  const int lane = threadIdx.x & 31;
+  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t b = 0; b < batch; ++b)
   {
     const T* image = images + b * voxels;
     const T* g = gradChi + b * nt;
-    for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < voxels; v += int64_t(gridDim.x) * blockDim.x)
+    for (int64_t base = first; base < voxels; base += stride)
     {
-      const int64_t i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
-      const double h = softHeight(image, P, i, j, k);
-      const int c = softSignedCount(image, P, i, j, k, h);
+      const int64_t v = base + lane;
+      double h = 0;
+      int c = 0;
+      int64_t i = 0, j = 0, k = 0;
+      if (v < voxels)
+      {
+        i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+        h = softHeight(image, P, i, j, k);
+        c = softSignedCount(image, P, i, j, k, h);
+      }
       double dh = 0;
-      if (c != 0)
+      if (__any_sync(0xffffffffu, c != 0))
         for (int t = 0; t < nt; ++t)
         {
-          const double s = softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
-          const double d = static_cast<double>(g[t]) * c * P.lambda * s * (1.0 - s);
-          if (d != 0)
-            atomicAdd(&sums[t], d);
+          double d = 0;
+          if (c)
+          {
+            const double s = softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
+            d = static_cast<double>(g[t]) * c * P.lambda * s * (1.0 - s);
+          }
           dh -= d;
+          const double sum = warpSum(d);
+          if (lane == 0 && sum != 0)
+            atomicAdd(&sums[t], sum);
         }
-      if (gradImages)
+      if (v < voxels && gradImages)
         gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
-      if (dh != 0)
-      {
-        double pos[3];
+      double pos[3] = { 0, 0, 0 };
+      if (v < voxels)
         softPosition(P, i, j, k, pos);
-        for (int a = 0; a < 3; ++a)
-          atomicAdd(&sums[nt + a], dh * P.alpha * pos[a]);
-        atomicAdd(&sums[nt + 3], dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]));
-      }
+      double part[4];
+      for (int a = 0; a < 3; ++a)
+        part[a] = dh * P.alpha * pos[a];
+      part[3] = dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
+      if (__any_sync(0xffffffffu, dh != 0))
+        for (int a = 0; a < 4; ++a)
+        {
+          const double sum = warpSum(part[a]);
+          if (lane == 0 && sum != 0)
+            atomicAdd(&sums[nt + a], sum);
+        }
     }
   }
   if (useShared)

@@ -1,0 +1,103 @@
+// soft_euler_binding.cpp - the PyTorch binding of the differentiable Euler
+// curve (Kernels/include/topovox/SoftEuler.h): tensors in, the kernels'
+// forward and backward on their memory (CPU or CUDA, no copies), tensors
+// out. Images (B, C, H, W) or (B, C, D, H, W) are B*C images, x = W fastest.
+#include <torch/extension.h>
+
+#include "topovox/SoftEuler.h"
+
+#include <stdexcept>
+#include <vector>
+
+namespace
+{
+topovox::SoftEulerProblem problemOf(const torch::Tensor& images, const torch::Tensor& thresholds,
+  const torch::Tensor& direction, const torch::Tensor& alpha, double lambda, double weight, bool t,
+  const std::vector<double>& origin, const std::vector<double>& spacing)
+{
+  TORCH_CHECK(images.dim() == 4 || images.dim() == 5, "images must be (B, C, H, W) or (B, C, D, H, W)");
+  TORCH_CHECK(images.scalar_type() == torch::kFloat32 || images.scalar_type() == torch::kFloat64,
+    "images must be float32 or float64");
+  for (const torch::Tensor* x : { &thresholds, &direction, &alpha })
+  {
+    TORCH_CHECK(x->scalar_type() == images.scalar_type(), "every tensor must have the images' dtype");
+    TORCH_CHECK(x->device() == images.device(), "every tensor must be on the images' device");
+    TORCH_CHECK(x->is_contiguous(), "tensors must be contiguous");
+  }
+  TORCH_CHECK(images.is_contiguous(), "images must be contiguous");
+  TORCH_CHECK(thresholds.dim() == 1 && thresholds.numel() > 0, "thresholds must be a non-empty 1-D tensor");
+  TORCH_CHECK(direction.numel() == 3, "the direction must have 3 components (x, y, z)");
+  TORCH_CHECK(alpha.numel() == 1, "alpha must hold one value");
+  TORCH_CHECK(origin.size() == 3 && spacing.size() == 3, "origin and spacing take 3 values (x, y, z)");
+  topovox::SoftEulerProblem p;
+  p.type = images.scalar_type() == torch::kFloat32 ? topovox::ScalarType::Float32 : topovox::ScalarType::Float64;
+  p.memory = images.is_cuda() ? topovox::MemorySpace::Device : topovox::MemorySpace::Host;
+  p.construction = t ? topovox::Construction::T : topovox::Construction::V;
+  p.batch = images.size(0) * images.size(1);
+  const int nd = images.dim() - 2;
+  for (int a = 0; a < 3; ++a)
+    p.dims[a] = a < nd ? images.size(images.dim() - 1 - a) : 1;
+  p.thresholdCount = static_cast<int>(thresholds.numel());
+  p.lambda = lambda;
+  p.weight = weight;
+  for (int a = 0; a < 3; ++a)
+  {
+    p.origin[a] = origin[static_cast<size_t>(a)];
+    p.spacing[a] = spacing[static_cast<size_t>(a)];
+  }
+  p.images = images.data_ptr();
+  p.thresholds = thresholds.data_ptr();
+  p.direction = direction.data_ptr();
+  p.alpha = alpha.data_ptr();
+  return p;
+}
+
+template <typename F>
+void guarded(F f)
+{
+  try
+  {
+    f();
+  }
+  catch (const std::invalid_argument& e)
+  {
+    TORCH_CHECK_VALUE(false, e.what());
+  }
+  catch (const std::exception& e)
+  {
+    TORCH_CHECK(false, e.what());
+  }
+}
+}
+
+torch::Tensor softEulerForward(torch::Tensor images, torch::Tensor thresholds, torch::Tensor direction,
+  torch::Tensor alpha, double lambda, double weight, bool t, std::vector<double> origin,
+  std::vector<double> spacing)
+{
+  const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing);
+  torch::Tensor chi = torch::empty({ images.size(0), images.size(1), thresholds.numel() }, images.options());
+  guarded([&] { topovox::softEulerForward(p, chi.data_ptr()); });
+  return chi;
+}
+
+std::vector<torch::Tensor> softEulerBackward(torch::Tensor gradChi, torch::Tensor images, torch::Tensor thresholds,
+  torch::Tensor direction, torch::Tensor alpha, double lambda, double weight, bool t, std::vector<double> origin,
+  std::vector<double> spacing)
+{
+  const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing);
+  gradChi = gradChi.contiguous();
+  TORCH_CHECK(gradChi.numel() == p.batch * p.thresholdCount, "the gradient of chi has the wrong size");
+  torch::Tensor gx = torch::empty_like(images), gt = torch::empty_like(thresholds),
+                gu = torch::empty_like(direction), ga = torch::empty_like(alpha);
+  guarded([&] {
+    topovox::softEulerBackward(p, gradChi.data_ptr(), gx.data_ptr(), gt.data_ptr(), gu.data_ptr(), ga.data_ptr());
+  });
+  return { gx, gt, gu, ga };
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
+{
+  m.doc() = "TopoVox: the differentiable Euler characteristic curve (SoftEuler.h)";
+  m.def("forward", &softEulerForward, "chi (B, C, T)");
+  m.def("backward", &softEulerBackward, "gradients of images, thresholds, direction, alpha");
+}

@@ -1,0 +1,119 @@
+"""topovox_torch against a plain PyTorch implementation of the same
+relaxation, differentiated by autograd (the independent oracle), and
+torch.autograd.gradcheck, on the CPU and (when there is one) the GPU.
+
+The plain implementation lists every cell of the 2D or 3D cubical complex
+explicitly: V, a cell's height is the max of its vertices' (torch.maximum
+over shifted slices); T, the min over the pixels containing it (+inf padding
+for the missing ones). chi(t) = sum (-1)^dim sigmoid(lam (t - h)). Random
+float64 images have no ties, so both gradients are well defined.
+
+    python3 Torch/tests/test_soft_euler_torch.py   (TOPOVOX_KERNELS_LIB set)
+"""
+import itertools
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from topovox_torch import EulerCurveLayer, SoftEulerFunction  # noqa: E402
+
+failures = []
+
+
+def expect(ok, what):
+    if not ok:
+        failures.append(what)
+    print(("ok:   " if ok else "FAIL: ") + what, flush=True)
+
+
+def heights(images, u, alpha, weight):
+    """h per voxel, images (N, Z, Y, X) with Z = 1 for 2D."""
+    n, Z, Y, X = images.shape
+    dev, dt = images.device, images.dtype
+    z, y, x = torch.meshgrid(torch.arange(Z, dtype=dt, device=dev), torch.arange(Y, dtype=dt, device=dev),
+                             torch.arange(X, dtype=dt, device=dev), indexing="ij")
+    return weight * images + alpha * (u[0] * x + u[1] * y + u[2] * z)
+
+
+def reference_chi(images, thresholds, u, alpha, lam, weight, construction):
+    """(N, T) by explicit cells; images (N, Z, Y, X)."""
+    h = heights(images, u, alpha, weight)
+    axes = [a for a in (1, 2, 3) if h.shape[a] > 1]
+    cells = []  # (sign, heights of the cells of one kind)
+    if construction == "V":
+        # Cells = products of {vertex, edge} per axis: max over the 2^k vertices.
+        for spans in itertools.product((0, 1), repeat=len(axes)):
+            c = h
+            for a, s in zip(axes, spans):
+                if s:
+                    n = c.shape[a]
+                    c = torch.maximum(c.narrow(a, 0, n - 1), c.narrow(a, 1, n - 1))
+            cells.append(((-1) ** sum(spans), c))
+    else:
+        # T: pixels are top cells; per axis a cell spans a pixel (1) or lies
+        # on a boundary plane between two (0): min over the (one or two)
+        # pixels around it. Its dimension is the number of spanned axes.
+        for spans in itertools.product((0, 1), repeat=len(axes)):
+            c = h
+            for a, s in zip(axes, spans):
+                if not s:
+                    pad = [0, 0] * 3
+                    pad[2 * (3 - a)] = pad[2 * (3 - a) + 1] = 1
+                    p = torch.nn.functional.pad(c, pad, value=float("inf"))
+                    n = p.shape[a]
+                    c = torch.minimum(p.narrow(a, 0, n - 1), p.narrow(a, 1, n - 1))
+            cells.append(((-1) ** sum(spans), c))
+    chi = 0
+    for sign, c in cells:
+        flat = c.reshape(c.shape[0], -1, 1)
+        chi = chi + sign * torch.sigmoid(lam * (thresholds.reshape(1, 1, -1) - flat)).sum(1)
+    return chi
+
+
+def check(device):
+    torch.manual_seed(0)
+    dt = torch.float64
+    for construction, shape in itertools.product(("V", "T"), ((2, 3, 9, 8), (1, 2, 5, 6, 4))):
+        what = "%s %s %s" % (device, construction, "x".join(map(str, shape)))
+        x = torch.rand(shape, dtype=dt, device=device, requires_grad=True)
+        t = torch.linspace(-0.3, 1.4, 7, dtype=dt, device=device, requires_grad=True)
+        u = torch.tensor([0.3, -0.5, 0.8], dtype=dt, device=device, requires_grad=True)
+        a = torch.tensor([0.2], dtype=dt, device=device, requires_grad=True)
+        lam, weight = 3.0, 1.0
+        chi = SoftEulerFunction.apply(x, t, u, a, lam, weight, construction, (0, 0, 0), (1, 1, 1))
+        if x.dim() == 4:
+            flat = x.reshape(-1, 1, x.shape[-2], x.shape[-1])
+        else:
+            flat = x.reshape(-1, x.shape[-3], x.shape[-2], x.shape[-1])
+        ref = reference_chi(flat, t, u, a, lam, weight, construction).reshape(chi.shape)
+        expect(torch.allclose(chi, ref, rtol=1e-9, atol=1e-9), what + ": forward equals the plain torch one")
+        g = torch.randn_like(chi)
+        ours = torch.autograd.grad((chi * g).sum(), (x, t, u, a))
+        theirs = torch.autograd.grad((ref * g).sum(), (x, t, u, a))
+        for name, o, r in zip(("images", "thresholds", "direction", "alpha"), ours, theirs):
+            expect(torch.allclose(o, r, rtol=1e-8, atol=1e-9), what + ": d/d" + name + " equals autograd's")
+        small = torch.rand(shape[:2] + tuple(min(s, 4) for s in shape[2:]), dtype=dt, device=device,
+                           requires_grad=True)
+        expect(torch.autograd.gradcheck(
+            lambda xx, tt, uu, aa: SoftEulerFunction.apply(xx, tt, uu, aa, lam, weight, construction,
+                                                           (0, 0, 0), (1, 1, 1)),
+            (small, t, u, a), eps=1e-6, atol=1e-5,
+            # The GPU sums with atomics: their order, hence the last bits, vary.
+            nondet_tol=1e-12 if device != "cpu" else 0.0), what + ": gradcheck")
+    # The layer: a step of gradient descent moves every parameter.
+    layer = EulerCurveLayer(torch.linspace(0, 1, 5), direction=(1.0, 1.0, 0.0), alpha=0.5).to(device)
+    x = torch.rand(4, 1, 16, 16, device=device)
+    loss = layer(x).pow(2).mean()
+    loss.backward()
+    expect(all(p.grad is not None and torch.isfinite(p.grad).all() for p in layer.parameters()),
+           device + ": the layer's parameters get finite gradients")
+
+
+if __name__ == "__main__":
+    check("cpu")
+    if torch.cuda.is_available():
+        check("cuda")
+    print("%d failures" % len(failures))
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,107 @@
+"""topovox_torch: the differentiable Euler characteristic curve as a PyTorch
+layer, over TopoVox's kernels (Kernels/include/topovox/SoftEuler.h).
+
+    chi(t) = sum over cells (-1)^dim sigmoid(lam * (t - h(cell))),
+    h(p) = weight * x(p) + alpha * <u, p>,   p = origin + spacing * index,
+
+a cell's height being the max over its vertices (construction "V") or the min
+over the cubes containing it ("T"). As lam grows, chi is the exact Euler
+curve of the direction u. Gradients flow to the images, the thresholds, the
+direction and alpha, computed by the kernels (CPU threads or CUDA) on the
+tensors' own memory.
+
+The extension is compiled on first import (torch.utils.cpp_extension.load)
+against the Kernels library: set TOPOVOX_KERNELS_LIB to a built
+libtopovox_kernels.a (built with CUDA to use CUDA tensors); by default the
+first build*/Kernels/libtopovox_kernels.a under the repository is used.
+"""
+import glob
+import os
+
+import torch
+from torch.utils import cpp_extension
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.abspath(os.path.join(_HERE, "..", ".."))
+_ext = None
+
+
+def _extension():
+    global _ext
+    if _ext is not None:
+        return _ext
+    lib = os.environ.get("TOPOVOX_KERNELS_LIB")
+    if not lib:
+        found = sorted(glob.glob(os.path.join(_ROOT, "build*", "Kernels", "libtopovox_kernels.a")))
+        if not found:
+            raise RuntimeError("topovox_torch: no libtopovox_kernels.a; build Kernels/ and set TOPOVOX_KERNELS_LIB")
+        lib = found[0]
+    ldflags = [lib, "-lpthread"]
+    cuda_home = cpp_extension.CUDA_HOME
+    if cuda_home and os.path.isdir(os.path.join(cuda_home, "lib64")):
+        ldflags += ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart",
+                    "-Wl,-rpath," + os.path.join(cuda_home, "lib64")]
+    _ext = cpp_extension.load(
+        name="topovox_torch_ext",
+        sources=[os.path.join(_ROOT, "Torch", "csrc", "soft_euler_binding.cpp")],
+        extra_include_paths=[os.path.join(_ROOT, "Kernels", "include")],
+        extra_cflags=["-O2"], extra_ldflags=ldflags, verbose=False)
+    return _ext
+
+
+class SoftEulerFunction(torch.autograd.Function):
+    """chi = SoftEulerFunction.apply(images, thresholds, direction, alpha,
+    lam, weight, construction, origin, spacing): images (B, C, H, W) or
+    (B, C, D, H, W); thresholds (T,); direction (3,) (x, y, z: used as
+    given); alpha (1,); all of one dtype (float32/64) and device. Returns
+    (B, C, T)."""
+
+    @staticmethod
+    def forward(ctx, images, thresholds, direction, alpha, lam, weight, construction, origin, spacing):
+        images, thresholds = images.contiguous(), thresholds.contiguous()
+        direction, alpha = direction.contiguous().reshape(3), alpha.contiguous().reshape(1)
+        t = construction == "T"
+        ctx.save_for_backward(images, thresholds, direction, alpha)
+        ctx.settings = (float(lam), float(weight), t, [float(v) for v in origin], [float(v) for v in spacing])
+        return _extension().forward(images, thresholds, direction, alpha, *ctx.settings)
+
+    @staticmethod
+    def backward(ctx, grad_chi):
+        images, thresholds, direction, alpha = ctx.saved_tensors
+        gx, gt, gu, ga = _extension().backward(grad_chi.contiguous(), images, thresholds, direction, alpha,
+                                               *ctx.settings)
+        return gx, gt, gu, ga, None, None, None, None, None
+
+
+def soft_euler_curve(images, thresholds, direction=(0.0, 0.0, 1.0), alpha=0.0, lam=10.0, weight=1.0,
+                     construction="V", origin=(0.0, 0.0, 0.0), spacing=(1.0, 1.0, 1.0)):
+    """The functional form; direction and alpha may be tensors (learnable)."""
+    like = dict(dtype=images.dtype, device=images.device)
+    direction = torch.as_tensor(direction, **like)
+    alpha = torch.as_tensor(alpha, **like).reshape(1)
+    return SoftEulerFunction.apply(images, thresholds.to(**like), direction, alpha, lam, weight,
+                                   construction, origin, spacing)
+
+
+class EulerCurveLayer(torch.nn.Module):
+    """Learnable thresholds, direction and alpha. The direction is kept a
+    unit vector by learning an unconstrained v and using u = v / |v|, so
+    that autograd carries the gradient through the normalisation."""
+
+    def __init__(self, thresholds, direction=(0.0, 0.0, 1.0), alpha=1.0, weight=1.0, lam=10.0,
+                 construction="V", learn_thresholds=True, learn_direction=True, learn_alpha=True):
+        super().__init__()
+        self.thresholds = torch.nn.Parameter(torch.as_tensor(thresholds, dtype=torch.float32),
+                                             requires_grad=learn_thresholds)
+        self.v = torch.nn.Parameter(torch.as_tensor(direction, dtype=torch.float32),
+                                    requires_grad=learn_direction)
+        self.alpha = torch.nn.Parameter(torch.tensor([float(alpha)]), requires_grad=learn_alpha)
+        self.weight, self.lam, self.construction = float(weight), float(lam), construction
+
+    def forward(self, images):
+        like = dict(dtype=images.dtype, device=images.device)
+        u = self.v.to(**like)
+        u = u / u.norm()
+        return SoftEulerFunction.apply(images, self.thresholds.to(**like), u, self.alpha.to(**like),
+                                       self.lam, self.weight, self.construction, (0.0, 0.0, 0.0),
+                                       (1.0, 1.0, 1.0))
