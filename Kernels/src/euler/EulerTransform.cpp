@@ -5,6 +5,7 @@
 // min over its cubes in T - so the transform is exact by construction.
 #include "topovox/EulerTransform.h"
 
+#include "EulerTransformBackends.h"
 #include "TransformHeights.h"
 
 #include "../common/Parallel.h"
@@ -161,6 +162,29 @@ std::vector<EulerHistogram> transformHistograms(const GridView& grid, const Eule
   eo.threads = o.threads;
   eo.owned = o.owned;
   std::vector<EulerHistogram> out;
+#ifdef TOPOVOX_WITH_CUDA
+  // The GPU: every direction in one launch, the image read once.
+  std::string warn;
+  if (resolveDevice(o.device, &warn) == Device::GPU)
+  {
+    try
+    {
+      out = euler::transformHistogramsGPU(grid, o, dirs, thresholds, ownedOf(grid, o.owned));
+      if (used)
+        *used = Device::GPU;
+      if (o.progress && !o.progress(1.0))
+        throw Aborted{};
+      return out;
+    }
+    catch (const std::runtime_error& e)
+    {
+      warn += std::string(warn.empty() ? "" : "\n") + "GPU path failed (" + e.what() + "); running on the CPU";
+    }
+  }
+  if (warnings && !warn.empty())
+    *warnings += (warnings->empty() ? "" : "\n") + warn;
+  eo.device = Device::CPU;
+#endif
   std::vector<double> h;
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
   for (size_t k = 0; k < dirs.size(); ++k)

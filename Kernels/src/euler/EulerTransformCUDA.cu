@@ -1,0 +1,213 @@
+// EulerTransformCUDA.cu - the Euler characteristic transform on the GPU in
+// one launch for all directions: the image is read once (each thread loads
+// its voxel's 3x3x3 neighbourhood once), and for every direction the thread
+// computes the heights, the cells its voxel owns in that order
+// (EulerCells.h, as the CPU path) and their threshold bin, counted in a
+// shared-memory histogram per block (global atomics when it does not fit).
+// Heights are computed with explicitly rounded operations (no fused
+// multiply-add), so they are bit for bit the CPU's (TransformHeights.h).
+#include "EulerBackends.h"
+#include "EulerCells.h"
+#include "EulerTransformBackends.h"
+
+#include "../common/ScalarDispatch.h"
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace topovox
+{
+namespace euler
+{
+namespace
+{
+constexpr int kThreads = 256;
+constexpr size_t kSharedBytes = 48 * 1024;
+
+void check(cudaError_t err, const char* what)
+{
+  if (err != cudaSuccess)
+  {
+    cudaGetLastError();
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+  }
+}
+
+template <typename T>
+struct Buffer
+{
+  T* ptr = nullptr;
+  explicit Buffer(size_t n)
+  {
+    check(cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)), "cudaMalloc");
+  }
+  ~Buffer() { cudaFree(ptr); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+struct TransformGrid
+{
+  int64_t dims[3], lo[3], hi[3];
+  unsigned axes;
+  bool tConstruction, useShape;
+  double weight, alpha, shapeLevel;
+  double origin[3], spacing[3];
+  int directions, thresholds;
+};
+
+// TransformHeights.h's transformHeight, rounding each operation alone.
+__device__ __forceinline__ double heightOf(double x, const double* u, const double p[3], const TransformGrid& g)
+{
+  if (x != x || (g.useShape && !(x >= g.shapeLevel)))
+    return __longlong_as_double(0x7ff8000000000000LL); // NaN
+  const double along = __dadd_rn(__dadd_rn(__dmul_rn(u[0], p[0]), __dmul_rn(u[1], p[1])), __dmul_rn(u[2], p[2]));
+  return __dadd_rn(g.weight != 0 ? __dmul_rn(g.weight, x) : 0.0, __dmul_rn(g.alpha, along));
+}
+
+template <typename T>
+__global__ void transformKernel(const T* __restrict__ image, TransformGrid g, const double* __restrict__ directions,
+  const double* __restrict__ thresholds, unsigned long long* __restrict__ counts, bool sharedHist)
+{
+  extern __shared__ unsigned int hist[];
+  const int bins = g.thresholds + 1;
+  const int entries = g.directions * bins * 4;
+  if (sharedHist)
+  {
+    for (int k = threadIdx.x; k < entries; k += blockDim.x)
+      hist[k] = 0;
+    __syncthreads();
+  }
+  const int64_t nx = g.hi[0] - g.lo[0], ny = g.hi[1] - g.lo[1], nz = g.hi[2] - g.lo[2];
+  const int64_t total = nx * ny * nz;
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < total; v += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t c[3] = { g.lo[0] + v % nx, g.lo[1] + (v / nx) % ny, g.lo[2] + v / (nx * ny) };
+    // The neighbourhood's values and positions, once for all directions.
+    double x[27], pos[27][3];
+    uint32_t exists = 0;
+    for (int b = 0; b < 27; ++b)
+    {
+      int64_t q[3];
+      bool in = true;
+      for (int a = 0; a < 3; ++a)
+      {
+        q[a] = c[a] + choiceAxis(b, a);
+        in = in && q[a] >= 0 && q[a] < g.dims[a];
+      }
+      if (!in)
+        continue;
+      exists |= 1u << b;
+      x[b] = static_cast<double>(image[q[0] + g.dims[0] * (q[1] + g.dims[1] * q[2])]);
+      for (int a = 0; a < 3; ++a)
+        pos[b][a] = __dadd_rn(g.origin[a], __dmul_rn(g.spacing[a], static_cast<double>(q[a])));
+    }
+    for (int d = 0; d < g.directions; ++d)
+    {
+      const double* u = directions + 3 * d;
+      const double h = heightOf(x[kCenterBit], u, pos[kCenterBit], g);
+      if (h != h)
+        continue; // absent: owns nothing
+      uint32_t preceding = 0;
+      for (int b = 0; b < 27; ++b)
+        if (b != kCenterBit && ((exists >> b) & 1u) && precedes<false>(heightOf(x[b], u, pos[b], g), h, b))
+          preceding |= 1u << b;
+      const uint32_t packed =
+        g.tConstruction ? ownedCellCounts<true>(preceding, g.axes) : ownedCellCounts<false>(preceding, g.axes);
+      const int bin = thresholdBin<false>(h, thresholds, g.thresholds);
+      for (int k = 0; k < 4; ++k)
+      {
+        const unsigned n = (packed >> (8 * k)) & 255u;
+        if (!n)
+          continue;
+        const int at = (d * bins + bin) * 4 + k;
+        if (sharedHist)
+          atomicAdd(&hist[at], n);
+        else
+          atomicAdd(&counts[at], static_cast<unsigned long long>(n));
+      }
+    }
+  }
+  if (sharedHist)
+  {
+    __syncthreads();
+    for (int k = threadIdx.x; k < entries; k += blockDim.x)
+      if (hist[k])
+        atomicAdd(&counts[k], static_cast<unsigned long long>(hist[k]));
+  }
+}
+} // namespace
+
+std::vector<EulerHistogram> transformHistogramsGPU(const GridView& grid, const EulerTransformOptions& o,
+  const std::vector<std::array<double, 3>>& directions, const std::vector<double>& thresholds, const Box& owned)
+{
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
+  {
+    cudaGetLastError();
+    throw std::runtime_error("no CUDA device");
+  }
+  TransformGrid g{};
+  g.axes = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.dims[a] = grid.dims[a];
+    g.lo[a] = owned.lo[a];
+    g.hi[a] = owned.hi[a];
+    g.axes |= grid.dims[a] > 1 ? 1u << a : 0u;
+    g.origin[a] = o.origin[a];
+    g.spacing[a] = o.spacing[a];
+  }
+  g.tConstruction = o.construction == Construction::T;
+  g.useShape = o.shapeLevel == o.shapeLevel;
+  g.shapeLevel = o.shapeLevel;
+  g.weight = o.weight;
+  g.alpha = o.alpha;
+  g.directions = static_cast<int>(directions.size());
+  g.thresholds = static_cast<int>(thresholds.size());
+  const size_t entries = directions.size() * (thresholds.size() + 1) * 4;
+  std::vector<double> flat;
+  for (const auto& u : directions)
+    flat.insert(flat.end(), u.begin(), u.end());
+  Buffer<double> dDirections(flat.size()), dThresholds(thresholds.size());
+  Buffer<unsigned long long> dCounts(entries);
+  check(cudaMemcpy(dDirections.ptr, flat.data(), flat.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+  if (!thresholds.empty())
+    check(cudaMemcpy(dThresholds.ptr, thresholds.data(), thresholds.size() * sizeof(double), cudaMemcpyHostToDevice),
+      "cudaMemcpy");
+  check(cudaMemset(dCounts.ptr, 0, entries * sizeof(unsigned long long)), "cudaMemset");
+  GridView onDevice;
+  const std::shared_ptr<void> keep = uploadGrid(grid, onDevice);
+  const bool sharedHist = entries * sizeof(unsigned) <= kSharedBytes;
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  const int64_t voxels = owned.count();
+  const int blocks = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((voxels + kThreads - 1) / kThreads, 8 * sms)));
+  if (voxels > 0)
+    dispatchScalarType(grid.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      transformKernel<T><<<blocks, kThreads, sharedHist ? entries * sizeof(unsigned) : 0>>>(
+        static_cast<const T*>(onDevice.data), g, dDirections.ptr, dThresholds.ptr, dCounts.ptr, sharedHist);
+    });
+  check(cudaGetLastError(), "transform kernel launch");
+  std::vector<unsigned long long> counts(entries);
+  check(cudaMemcpy(counts.data(), dCounts.ptr, entries * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+    "cudaMemcpy");
+  std::vector<EulerHistogram> out(directions.size());
+  const size_t bins = thresholds.size() + 1;
+  for (size_t d = 0; d < directions.size(); ++d)
+  {
+    out[d].thresholds = thresholds;
+    out[d].cells.resize(thresholds.size());
+    for (size_t j = 0; j < thresholds.size(); ++j)
+      for (int k = 0; k < 4; ++k)
+        out[d].cells[j][static_cast<size_t>(k)] = static_cast<int64_t>(counts[(d * bins + j) * 4 + k]);
+  }
+  return out;
+}
+}
+}
