@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace topovox
@@ -115,24 +116,43 @@ void transformHeightRange(const GridView& grid, const EulerTransformOptions& o, 
 {
   checkOptions(grid, o);
   const Box owned = ownedOf(grid, o.owned);
-  lo = std::numeric_limits<double>::infinity();
-  hi = -lo;
-  std::vector<double> h;
-  for (const auto& u : transformDirections(o, grid))
-  {
-    euler::transformHeights(grid, o, u.data(), o.threads > 0 ? o.threads : defaultThreadCount(), h);
-    for (int64_t z = owned.lo[2]; z < owned.hi[2]; ++z)
-      for (int64_t y = owned.lo[1]; y < owned.hi[1]; ++y)
+  const std::vector<std::array<double, 3>> dirs = transformDirections(o, grid);
+  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  // One pass over the owned voxels for every direction at once, each worker
+  // with its own extremes.
+  std::vector<double> los(static_cast<size_t>(threads), std::numeric_limits<double>::infinity());
+  std::vector<double> his(static_cast<size_t>(threads), -std::numeric_limits<double>::infinity());
+  const int64_t ny = owned.hi[1] - owned.lo[1], rows = ny * (owned.hi[2] - owned.lo[2]);
+  dispatchScalarType(grid.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* data = static_cast<const T*>(grid.data);
+    parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
+      double l = los[static_cast<size_t>(worker)], h = his[static_cast<size_t>(worker)];
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const int64_t y = owned.lo[1] + r % ny, z = owned.lo[2] + r / ny;
         for (int64_t x = owned.lo[0]; x < owned.hi[0]; ++x)
         {
-          const double v = h[static_cast<size_t>(x + grid.dims[0] * (y + grid.dims[1] * z))];
-          if (std::isfinite(v))
+          const double v = static_cast<double>(data[x * grid.strides[0] + y * grid.strides[1] + z * grid.strides[2]]);
+          const double position[3] = { o.origin[0] + o.spacing[0] * static_cast<double>(x),
+            o.origin[1] + o.spacing[1] * static_cast<double>(y), o.origin[2] + o.spacing[2] * static_cast<double>(z) };
+          for (const auto& u : dirs)
           {
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
+            const double height = euler::transformHeight(v, u.data(), position, o);
+            if (std::isfinite(height))
+            {
+              l = std::min(l, height);
+              h = std::max(h, height);
+            }
           }
         }
-  }
+      }
+      los[static_cast<size_t>(worker)] = l;
+      his[static_cast<size_t>(worker)] = h;
+    });
+  });
+  lo = *std::min_element(los.begin(), los.end());
+  hi = *std::max_element(his.begin(), his.end());
 }
 
 std::vector<double> transformThresholds(const EulerTransformOptions& o, double lo, double hi)
