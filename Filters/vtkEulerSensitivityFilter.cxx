@@ -113,22 +113,11 @@ int vtkEulerSensitivityFilter::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
   // The whole image on rank 0, nothing elsewhere.
-  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
   const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  int whole[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1 && piece != 0)
-  {
-    const int empty[6] = { 0, -1, 0, -1, 0, -1 };
-    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), empty, 6);
-  }
-  else
-    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  topovox_vtk::requestWholeOnRoot(inputVector[0]->GetInformationObject(0),
+    topovox_vtk::participatingRanks(this->Controller, pieces) <= 1 || piece == 0);
   return 1;
 }
 

@@ -158,24 +158,10 @@ int vtkEulerTransformFilter::RequestUpdateExtent(
 {
   // This piece's block plus the one-voxel halo that cell ownership reads, as
   // vtkEulerCurveFilter asks.
-  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  int whole[6], ext[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  topovox_vtk::pieceExtent(whole, piece, pieces, ext);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (ext[2 * a] > ext[2 * a + 1])
-      continue;
-    ext[2 * a] = std::max(whole[2 * a], ext[2 * a] - 1);
-    ext[2 * a + 1] = std::min(whole[2 * a + 1], ext[2 * a + 1] + 1);
-  }
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+  topovox_vtk::requestBlockWithHalo(inputVector[0]->GetInformationObject(0),
+    outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER()),
+    outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES()));
   return 1;
 }
 

@@ -110,25 +110,10 @@ int vtkPersistenceDiagramFilter::RequestUpdateExtent(
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
   const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  int whole[6], ext[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
   if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1)
-  {
-    topovox_vtk::pieceExtent(whole, piece, pieces, ext);
-    for (int a = 0; a < 3; ++a)
-    {
-      if (ext[2 * a] > ext[2 * a + 1])
-        continue; // an empty piece asks for nothing more
-      ext[2 * a] = std::max(whole[2 * a], ext[2 * a] - 1);
-      ext[2 * a + 1] = std::min(whole[2 * a + 1], ext[2 * a + 1] + 1);
-    }
-    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
-  }
+    topovox_vtk::requestBlockWithHalo(inInfo, piece, pieces);
   else
-    inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+    topovox_vtk::requestWholeOnRoot(inInfo, true);
   return 1;
 }
 

@@ -3,8 +3,10 @@
 #include "vtkDataArray.h"
 #include "vtkExtentTranslator.h"
 #include "vtkImageData.h"
+#include "vtkInformation.h"
 #include "vtkMultiProcessController.h"
 #include "vtkNew.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkCommunicator.h"
 
 #include <algorithm>
@@ -117,6 +119,40 @@ std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellDat
   grid.strides[1] = ncomp * grid.dims[0];
   grid.strides[2] = ncomp * grid.dims[0] * grid.dims[1];
   return std::string();
+}
+
+namespace
+{
+void requestExtent(vtkInformation* inInfo, const int ext[6])
+{
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
+}
+}
+
+void requestBlockWithHalo(vtkInformation* inInfo, int piece, int pieces)
+{
+  int whole[6], ext[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+  pieceExtent(whole, piece, pieces, ext);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (ext[2 * a] > ext[2 * a + 1])
+      continue; // an empty piece asks for nothing more
+    ext[2 * a] = std::max(whole[2 * a], ext[2 * a] - 1);
+    ext[2 * a + 1] = std::min(whole[2 * a + 1], ext[2 * a + 1] + 1);
+  }
+  requestExtent(inInfo, ext);
+}
+
+void requestWholeOnRoot(vtkInformation* inInfo, bool root)
+{
+  int whole[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+  const int empty[6] = { 0, -1, 0, -1, 0, -1 };
+  requestExtent(inInfo, root ? whole : empty);
 }
 
 int participatingRanks(vtkMultiProcessController* controller, int pieces)

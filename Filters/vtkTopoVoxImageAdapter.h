@@ -37,6 +37,14 @@ void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
 std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellData, int component,
   const int whole[6], const int piece[6], topovox::GridView& grid, topovox::Box& owned);
 
+// Update-extent requests on the input, as one piece with no ghost levels
+// (the pattern that works downstream of sources that split, e.g. Wavelet, on
+// ParaView 5.11). requestBlockWithHalo: the block of `piece` of `pieces`
+// plus a one-voxel halo (what cell ownership reads). requestWholeOnRoot:
+// the whole image when `root`, nothing otherwise.
+void requestBlockWithHalo(vtkInformation* inInfo, int piece, int pieces);
+void requestWholeOnRoot(vtkInformation* inInfo, bool root);
+
 // Number of ranks taking part in a piece-wise reduction: the controller's
 // process count when the pipeline split the data into that many pieces,
 // else 1 (each process computed the whole image, nothing to combine).

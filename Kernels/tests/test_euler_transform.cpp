@@ -9,6 +9,8 @@
 //   topovox_transform_tests [--device cpu|gpu]   (gpu: exit 77 without one)
 #include "topovox/EulerTransform.h"
 
+#include "KernelCheck.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -22,13 +24,7 @@ using namespace topovox;
 
 namespace
 {
-int failures = 0, checks = 0;
-void expect(bool ok, const std::string& what)
-{
-  ++checks;
-  if (!ok && ++failures < 40)
-    std::printf("FAIL: %s\n", what.c_str());
-}
+using kernel_check::expect;
 
 const double kNan = std::numeric_limits<double>::quiet_NaN();
 
@@ -271,6 +267,5 @@ int main(int argc, char** argv)
     threw = true;
   }
   expect(threw, "zero directions are refused");
-  std::printf("%d checks, %d failures\n", checks, failures);
-  return failures ? 1 : 0;
+  return kernel_check::finish();
 }

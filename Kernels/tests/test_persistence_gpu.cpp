@@ -11,6 +11,8 @@
 
 #include "../src/persistence/MorseGradient.h"
 
+#include "KernelCheck.h"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -23,13 +25,7 @@ using namespace topovox;
 
 namespace
 {
-int failures = 0, checks = 0;
-void expect(bool ok, const std::string& what)
-{
-  ++checks;
-  if (!ok && ++failures < 40)
-    std::printf("FAIL: %s\n", what.c_str());
-}
+using kernel_check::expect;
 
 bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
 {
@@ -195,6 +191,5 @@ int main(int argc, char** argv)
           cpu.pairs.size(), cpu.timings.c_str(), gpu.timings.c_str());
       }
     }
-  std::printf("%d checks, %d failures\n", checks, failures);
-  return failures ? 1 : 0;
+  return kernel_check::finish();
 }

@@ -11,6 +11,8 @@
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
+#include "KernelCheck.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -25,13 +27,7 @@ using namespace topovox;
 
 namespace
 {
-int failures = 0, checks = 0;
-void expect(bool ok, const std::string& what)
-{
-  ++checks;
-  if (!ok && ++failures < 40)
-    std::printf("FAIL: %s\n", what.c_str());
-}
+using kernel_check::expect;
 
 // Runs an engine; an exception is a failed check, not the end of the test.
 template <typename Run>
@@ -340,6 +336,5 @@ int main()
     threw = true;
   }
   expect(threw, "a negative maximum dimension is refused");
-  std::printf("%d checks, %d failures\n", checks, failures);
-  return failures == 0 ? 0 : 1;
+  return kernel_check::finish();
 }

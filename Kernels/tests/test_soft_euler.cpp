@@ -12,6 +12,8 @@
 #include "topovox/EulerTransform.h"
 #include "topovox/SoftEuler.h"
 
+#include "KernelCheck.h"
+
 #ifdef TOPOVOX_TEST_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -29,13 +31,7 @@ using namespace topovox;
 
 namespace
 {
-int failures = 0, checks = 0;
-void expect(bool ok, const std::string& what)
-{
-  ++checks;
-  if (!ok && ++failures < 40)
-    std::printf("FAIL: %s\n", what.c_str());
-}
+using kernel_check::expect;
 
 struct Case
 {
@@ -304,6 +300,5 @@ int main(int argc, char** argv)
       compareDevices<double>("1500 thresholds " + cn, many, 1e-9);
     }
 #endif
-  std::printf("%d checks, %d failures\n", checks, failures);
-  return failures ? 1 : 0;
+  return kernel_check::finish();
 }

@@ -17,6 +17,7 @@
 #include "EulerCells.h"
 #include "OrderKeys.cuh"
 
+#include "../common/CudaUtil.cuh"
 #include "../common/ScalarDispatch.h"
 
 #include <cuda_runtime.h>
@@ -49,32 +50,9 @@ constexpr int kPlaneX = kTileX + 2, kPlaneY = kTileY + 2, kPlane = kPlaneX * kPl
 // 64-bit totals) plus the threshold keys; beyond, global atomics.
 constexpr int kSharedBins = 1024;
 
-void check(cudaError_t err, const char* what)
-{
-  if (err != cudaSuccess)
-  {
-    cudaGetLastError();
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-  }
-}
-
-// Owns a device allocation for the duration of a call.
-struct DeviceBuffer
-{
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes)
-  {
-    if (bytes)
-      check(cudaMalloc(&ptr, bytes), "cudaMalloc");
-  }
-  ~DeviceBuffer()
-  {
-    if (ptr)
-      cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+using cuda::check;
+// A byte allocation on the GPU for the duration of a call.
+using DeviceBuffer = cuda::DeviceArray<unsigned char>;
 
 struct KernelGrid
 {
@@ -329,7 +307,7 @@ struct DeviceGrid
       const std::vector<T> packed = packContiguous<T>(g);
       check(cudaMemcpy(owned->ptr, packed.data(), bytes, cudaMemcpyHostToDevice), "copy to GPU");
     }
-    ptr = static_cast<const T*>(owned->ptr);
+    ptr = reinterpret_cast<const T*>(owned->ptr);
     kg.sx = 1;
     kg.sy = g.dims[0];
     kg.sz = g.dims[0] * g.dims[1];
@@ -364,8 +342,8 @@ void launchTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
   const int64_t tilesZ = (ob.hi[2] - ob.lo[2] + kTileZ - 1) / kTileZ;
   const int64_t tasks = int64_t(tilesX) * tilesY * tilesZ;
   const unsigned axes = activeAxes(g);
-  auto* h = static_cast<unsigned long long*>(dHist.ptr);
-  const K* t = static_cast<const K*>(dThr.ptr);
+  auto* h = reinterpret_cast<unsigned long long*>(dHist.ptr);
+  const K* t = reinterpret_cast<const K*>(dThr.ptr);
   const dim3 block(kTileX, kTileY, 1);
   // Linear interpolation through the first and last thresholds.
   double origin = 0, scale = 0;

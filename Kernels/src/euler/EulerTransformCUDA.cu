@@ -10,6 +10,7 @@
 #include "EulerCells.h"
 #include "EulerTransformBackends.h"
 
+#include "../common/CudaUtil.cuh"
 #include "../common/ScalarDispatch.h"
 
 #include <cuda_runtime.h>
@@ -28,27 +29,7 @@ namespace
 constexpr int kThreads = 256;
 constexpr size_t kSharedBytes = 48 * 1024;
 
-void check(cudaError_t err, const char* what)
-{
-  if (err != cudaSuccess)
-  {
-    cudaGetLastError();
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-  }
-}
-
-template <typename T>
-struct Buffer
-{
-  T* ptr = nullptr;
-  explicit Buffer(size_t n)
-  {
-    check(cudaMalloc(&ptr, (n ? n : 1) * sizeof(T)), "cudaMalloc");
-  }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using cuda::check;
 
 struct TransformGrid
 {
@@ -173,13 +154,12 @@ std::vector<EulerHistogram> transformHistogramsGPU(const GridView& grid, const E
   std::vector<double> flat;
   for (const auto& u : directions)
     flat.insert(flat.end(), u.begin(), u.end());
-  Buffer<double> dDirections(flat.size()), dThresholds(thresholds.size());
-  Buffer<unsigned long long> dCounts(entries);
+  cuda::DeviceArray<double> dDirections(flat.size()), dThresholds(std::max<size_t>(1, thresholds.size()));
+  cuda::DeviceArray<unsigned long long> dCounts(entries, true);
   check(cudaMemcpy(dDirections.ptr, flat.data(), flat.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
   if (!thresholds.empty())
     check(cudaMemcpy(dThresholds.ptr, thresholds.data(), thresholds.size() * sizeof(double), cudaMemcpyHostToDevice),
       "cudaMemcpy");
-  check(cudaMemset(dCounts.ptr, 0, entries * sizeof(unsigned long long)), "cudaMemset");
   GridView onDevice;
   const std::shared_ptr<void> keep = uploadGrid(grid, onDevice);
   const bool sharedHist = entries * sizeof(unsigned) <= kSharedBytes;

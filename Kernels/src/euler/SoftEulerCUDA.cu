@@ -6,6 +6,8 @@
 // direction, alpha and thresholds are read by the kernels themselves.
 #include "SoftEulerBackends.h"
 
+#include "../common/CudaUtil.cuh"
+
 #include <cuda_runtime.h>
 
 #include <stdexcept>
@@ -20,27 +22,7 @@ namespace
 constexpr int kThreads = 256;
 constexpr int kSharedThresholds = 1024; // beyond, global atomics
 
-void check(cudaError_t err, const char* what)
-{
-  if (err != cudaSuccess)
-  {
-    cudaGetLastError();
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-  }
-}
-
-struct DoubleBuffer
-{
-  double* ptr = nullptr;
-  explicit DoubleBuffer(size_t n)
-  {
-    check(cudaMalloc(&ptr, n * sizeof(double)), "cudaMalloc");
-    check(cudaMemset(ptr, 0, n * sizeof(double)), "cudaMemset");
-  }
-  ~DoubleBuffer() { cudaFree(ptr); }
-  DoubleBuffer(const DoubleBuffer&) = delete;
-  DoubleBuffer& operator=(const DoubleBuffer&) = delete;
-};
+using cuda::check;
 
 // The parameters that live in GPU memory (direction, alpha) completed there.
 template <typename T>
@@ -215,7 +197,7 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
   const SoftVoxelParams P = softParams(p, zero, 0.0);
   const int nt = p.thresholdCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
-  DoubleBuffer acc(static_cast<size_t>(p.batch * nt));
+  cuda::DeviceArray<double> acc(static_cast<size_t>(p.batch * nt), true);
   const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
   forwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
     static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
@@ -234,7 +216,7 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
   const SoftVoxelParams P = softParams(p, zero, 0.0);
   const int nt = p.thresholdCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
-  DoubleBuffer acc(static_cast<size_t>(nt + 4));
+  cuda::DeviceArray<double> acc(static_cast<size_t>(nt + 4), true);
   const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
   backwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
     static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,

@@ -7,6 +7,7 @@
 // arrays come back to the host, where the paths, pairing and boundaries run.
 #include "MorseGradient.h"
 
+#include "../common/CudaUtil.cuh"
 #include "../common/ScalarDispatch.h"
 #include "../euler/EulerBackends.h"
 
@@ -21,32 +22,7 @@ namespace morse
 {
 namespace
 {
-void check(cudaError_t err, const char* what)
-{
-  if (err != cudaSuccess)
-  {
-    cudaGetLastError();
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
-  }
-}
-
-// A device allocation for the duration of a call.
-struct DeviceBytes
-{
-  uint8_t* ptr = nullptr;
-  explicit DeviceBytes(size_t bytes)
-  {
-    if (bytes)
-      check(cudaMalloc(&ptr, bytes), "cudaMalloc");
-  }
-  ~DeviceBytes()
-  {
-    if (ptr)
-      cudaFree(ptr);
-  }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
+using cuda::check;
 
 struct VoxelGrid
 {
@@ -78,16 +54,13 @@ void buildGradientGPU(const GridView& image, Gradient& g, Filtration filtration)
   GridView onDevice;
   const std::shared_ptr<void> keep = euler::uploadGrid(image, onDevice);
   const size_t cells = g.state.size();
-  DeviceBytes state(cells), step(cells), owner(cells), cut0(g.cut[0].size()), cut1(g.cut[1].size()),
-    cut2(g.cut[2].size());
-  check(cudaMemset(state.ptr, 0, cells), "cudaMemset");
-  check(cudaMemset(step.ptr, 0, cells), "cudaMemset");
-  check(cudaMemset(owner.ptr, 0, cells), "cudaMemset");
+  cuda::DeviceArray<uint8_t> state(cells, true), step(cells, true), owner(cells, true), cut0(g.cut[0].size()),
+    cut1(g.cut[1].size()), cut2(g.cut[2].size());
   GradientArrays arrays;
   arrays.state = state.ptr;
   arrays.step = step.ptr;
   arrays.ownerCode = owner.ptr;
-  const DeviceBytes* cut[3] = { &cut0, &cut1, &cut2 };
+  const cuda::DeviceArray<uint8_t>* cut[3] = { &cut0, &cut1, &cut2 };
   for (int a = 0; a < 3; ++a)
   {
     arrays.cut[a] = g.cut[a].empty() ? nullptr : cut[a]->ptr;

@@ -1,0 +1,47 @@
+// CudaUtil.cuh - what every CUDA file of the kernels needs: an error check
+// that throws std::runtime_error (the callers fall back to the CPU or report
+// it), and a device allocation owned for the duration of a call.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace topovox
+{
+namespace cuda
+{
+inline void check(cudaError_t err, const char* what)
+{
+  if (err != cudaSuccess)
+  {
+    cudaGetLastError(); // clear it, so that the CPU fallback starts clean
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+  }
+}
+
+// `count` elements of T in GPU memory, optionally zeroed; freed on scope exit.
+template <typename T>
+struct DeviceArray
+{
+  T* ptr = nullptr;
+  explicit DeviceArray(size_t count, bool zero = false)
+  {
+    if (!count)
+      return;
+    check(cudaMalloc(&ptr, count * sizeof(T)), "cudaMalloc");
+    if (zero)
+      check(cudaMemset(ptr, 0, count * sizeof(T)), "cudaMemset");
+  }
+  ~DeviceArray()
+  {
+    if (ptr)
+      cudaFree(ptr);
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+}
+}
