@@ -1,6 +1,7 @@
 // fuzz_image_reader.cpp - libFuzzer target for every input reader of the
 // topovox tool. The first byte picks the kind of file the rest becomes
-// (.npy, .npy.gz, .json sidecar, raw with --dims/--dtype); the reader must
+// (.npy, .npy.gz, .json sidecar, raw with --dims/--dtype, .vti, .nii); the
+// reader must
 // either return an image or throw one of the tool's errors: a crash, a hang,
 // or a sanitizer report (address, undefined behaviour) is a bug.
 #include "../src/Errors.h"
@@ -18,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
   if (size < 2)
     return 0;
-  static const char* const kinds[] = { ".npy", ".npy.gz", ".json", ".raw" };
-  const int kind = data[0] % 4;
+  static const char* const kinds[] = { ".npy", ".npy.gz", ".json", ".raw", ".vti", ".nii" };
+  const int kind = data[0] % 6;
   const uint8_t shape = data[1];
   data += 2;
   size -= 2;

@@ -3,6 +3,7 @@
 #include "Errors.h"
 #include "InputFile.h"
 #include "NiftiReader.h"
+#include "VtiReader.h"
 #include "NpyReader.h"
 #include "RawReader.h"
 #include "Sidecar.h"
@@ -47,6 +48,7 @@ void addInputOptions(OptionParser& p, InputOptions& o)
 const char* inputFormatsHelp()
 {
   return "Input formats: NumPy .npy (also .npy.gz); NIfTI-1 .nii (also .nii.gz);\n"
+         "VTK XML image data .vti (also .vti.gz; one array: the active point scalars);\n"
          "a .json sidecar describing a raw file; .raw/.raw.gz with a sibling .json\n"
          "sidecar; any raw file (also gzip-compressed) with --dims and --dtype.";
 }
@@ -63,6 +65,14 @@ Image readImage(const std::string& path, const InputOptions& o, std::string* how
     InputFile probe(path);
   }
 
+  if (isVtiPath(path))
+  {
+    if (rawOptions)
+      throw UsageError(std::string("--dims, --dtype and --byte-order describe raw files; ") +
+        path + " describes itself");
+    say("VTK XML image data .vti");
+    return readVti(path);
+  }
   if (isNiftiPath(path))
   {
     if (rawOptions)
