@@ -35,6 +35,7 @@ const std::vector<Command>& commandTable()
     { "persistence", "persistence diagram (birth, death and voxels of each class)",
       runPersistence },
     { "transform", "Euler characteristic transform (chi per direction and threshold)", runTransform },
+    { "morphology", "binary and grey morphology as scipy.ndimage computes it", runMorphology },
   };
   return table;
 }

@@ -1,0 +1,323 @@
+// CommandMorphology.cpp - `topovox morphology OPERATION`: scipy.ndimage's
+// morphology (Kernels/include/topovox/Morphology.h) on an image file, the
+// result written as a .npy image.
+#include "Commands.h"
+
+#include "CommandSteps.h"
+#include "CommonOptions.h"
+#include "Errors.h"
+#include "ImageInput.h"
+#include "ImageWriter.h"
+#include "InputFile.h"
+#include "Messages.h"
+#include "OutputFile.h"
+#include "Progress.h"
+
+#include "topovox/Morphology.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+namespace topovox
+{
+namespace cli
+{
+namespace
+{
+struct MorphologyArguments
+{
+  InputOptions input;
+  ExecutionOptions execution;
+  std::string output;
+  std::vector<int64_t> size;
+  int connectivity = 0; // 0: not given
+  int iterateStructure = 1;
+  std::string footprint, structure, structure2, mask;
+  std::vector<int64_t> origin;
+  BorderMode mode = BorderMode::Reflect;
+  double cval = 0;
+  int iterations = 1;
+  bool borderValue = false;
+};
+
+const char* const kBinary[] = { "binary_erosion", "binary_dilation", "binary_opening", "binary_closing",
+  "binary_propagation", "binary_fill_holes", "binary_hit_or_miss" };
+const char* const kGrey[] = { "grey_erosion", "grey_dilation", "grey_opening", "grey_closing",
+  "morphological_gradient", "morphological_laplace", "white_tophat", "black_tophat" };
+
+bool isBinary(const std::string& op)
+{
+  for (const char* b : kBinary)
+    if (op == b)
+      return true;
+  return false;
+}
+
+bool isGrey(const std::string& op)
+{
+  for (const char* g : kGrey)
+    if (op == g)
+      return true;
+  return false;
+}
+
+void addMorphologyOptions(OptionParser& p, MorphologyArguments& a)
+{
+  p.section("Structuring element (scipy's size / footprint / structure)");
+  p.value("size", 0, "X[,Y,Z]", "a box of ones, x first", "",
+    [&a](const std::string& t) {
+      a.size.clear();
+      for (double v : parseNumberList(t))
+      {
+        if (!(v >= 1) || v != static_cast<double>(static_cast<int64_t>(v)))
+          throw UsageError("sizes are whole numbers >= 1, got '" + t + "'");
+        a.size.push_back(static_cast<int64_t>(v));
+      }
+    });
+  p.value("connectivity", 0, "C",
+    "generate_binary_structure(rank of the image, C)\n(binary operators: default 1)", "",
+    [&a](const std::string& t) { a.connectivity = static_cast<int>(parseInteger(t, 1, 3)); });
+  p.value("iterate-structure", 0, "K", "iterate_structure(element, K)", "1",
+    [&a](const std::string& t) { a.iterateStructure = static_cast<int>(parseInteger(t, 1, 1000)); });
+  p.value("footprint", 0, "FILE", "a flat element: the nonzero voxels of an image\nfile (.npy, ...)", "",
+    [&a](const std::string& t) { a.footprint = t; });
+  p.value("structure", 0, "FILE",
+    "binary operators: the element (nonzero voxels);\ngrey operators: a non-flat element (its values)", "",
+    [&a](const std::string& t) { a.structure = t; });
+  p.value("structure2", 0, "FILE", "binary_hit_or_miss: the background element\n(default: not structure)", "",
+    [&a](const std::string& t) { a.structure2 = t; });
+  p.value("origin", 0, "O|X,Y,Z", "the element's origin per axis, x first", "0",
+    [&a](const std::string& t) {
+      for (double v : parseNumberList(t))
+        a.origin.push_back(static_cast<int64_t>(v));
+    });
+  p.section("Borders and repetition");
+  p.value("mode", 0, "MODE", "grey operators: reflect, mirror, nearest, wrap,\nconstant (and grid-*)", "reflect",
+    [&a](const std::string& t) {
+      if (!parseBorderMode(t, a.mode))
+        throw UsageError("expected reflect, mirror, nearest, wrap or constant, got '" + t + "'");
+    });
+  p.value("cval", 0, "V", "grey operators: the value beyond the border with\n--mode constant", "0",
+    [&a](const std::string& t) { a.cval = parseNumber(t); });
+  p.value("iterations", 0, "N", "binary operators: passes (< 1: until stable)", "1",
+    [&a](const std::string& t) { a.iterations = static_cast<int>(parseInteger(t, -1000000, 1000000)); });
+  p.value("border-value", 0, "0|1", "binary operators: the value outside the image", "0",
+    [&a](const std::string& t) { a.borderValue = parseInteger(t, 0, 1) != 0; });
+  p.value("mask", 0, "FILE", "binary operators: only voxels where this image is\nnonzero change", "",
+    [&a](const std::string& t) { a.mask = t; });
+  p.section("Output");
+  p.value("output", 'o', "OUTPUT", "required. a .npy image: the input's type (grey),\nbool (binary)", "",
+    [&a](const std::string& t) { a.output = t; });
+  addInputOptions(p, a.input);
+  addExecutionOptions(p, a.execution);
+  std::string ops = "\n\nOperations (scipy.ndimage names):";
+  for (const char* b : kBinary)
+    ops += std::string("\n  ") + b;
+  for (const char* g : kGrey)
+    ops += std::string("\n  ") + g;
+  p.epilog(std::string(inputFormatsHelp()) + ops +
+    "\n\nAxes are x first (as --dims): numpy's axis order reversed. Results equal\n"
+    "scipy.ndimage's on the same arrays (Kernels/include/topovox/Morphology.h).\n\n"
+    "Examples:\n"
+    "  topovox morphology binary_erosion mask.npy --connectivity 2 --iterations 3 -o e.npy\n"
+    "  topovox morphology grey_opening ct.json --size 5,5,3 --mode nearest -o o.npy\n"
+    "  topovox morphology binary_fill_holes seg.nii.gz -o filled.npy");
+}
+
+// An image's samples as doubles (x fastest).
+std::vector<double> valuesOf(const Image& image)
+{
+  const GridView v = image.view();
+  std::vector<double> out(static_cast<size_t>(image.voxelCount()));
+  for (int64_t k = 0; k < image.voxelCount(); ++k)
+    switch (v.type)
+    {
+      case ScalarType::Int8: out[static_cast<size_t>(k)] = reinterpret_cast<const int8_t*>(v.data)[k]; break;
+      case ScalarType::UInt8: out[static_cast<size_t>(k)] = reinterpret_cast<const uint8_t*>(v.data)[k]; break;
+      case ScalarType::Int16: out[static_cast<size_t>(k)] = reinterpret_cast<const int16_t*>(v.data)[k]; break;
+      case ScalarType::UInt16: out[static_cast<size_t>(k)] = reinterpret_cast<const uint16_t*>(v.data)[k]; break;
+      case ScalarType::Int32: out[static_cast<size_t>(k)] = reinterpret_cast<const int32_t*>(v.data)[k]; break;
+      case ScalarType::UInt32: out[static_cast<size_t>(k)] = reinterpret_cast<const uint32_t*>(v.data)[k]; break;
+      case ScalarType::Int64:
+        out[static_cast<size_t>(k)] = static_cast<double>(reinterpret_cast<const int64_t*>(v.data)[k]);
+        break;
+      case ScalarType::UInt64:
+        out[static_cast<size_t>(k)] = static_cast<double>(reinterpret_cast<const uint64_t*>(v.data)[k]);
+        break;
+      case ScalarType::Float32: out[static_cast<size_t>(k)] = reinterpret_cast<const float*>(v.data)[k]; break;
+      case ScalarType::Float64: out[static_cast<size_t>(k)] = reinterpret_cast<const double*>(v.data)[k]; break;
+    }
+  return out;
+}
+
+// An element from an image file: its nonzero voxels and, when asked, its
+// values; at most as many axes as the image.
+StructuringElement elementFrom(const std::string& path, int axes, bool values)
+{
+  const Image e = readImage(path, InputOptions{});
+  if (e.axes > axes)
+    throw UsageError(path + " has " + std::to_string(e.axes) + " axes, the image " + std::to_string(axes));
+  StructuringElement s;
+  for (int a = 0; a < 3; ++a)
+    s.dims[a] = e.dims[a];
+  const std::vector<double> v = valuesOf(e);
+  for (double x : v)
+    s.footprint.push_back(x != 0 ? 1 : 0);
+  if (values)
+    s.values = v;
+  return s;
+}
+
+void setOrigin(StructuringElement& s, const std::vector<int64_t>& origin, int axes)
+{
+  if (origin.empty())
+    return;
+  if (origin.size() != 1 && static_cast<int>(origin.size()) != axes)
+    throw UsageError("--origin takes one value or one per image axis (" + std::to_string(axes) + ")");
+  for (int a = 0; a < axes; ++a)
+    s.origin[a] = origin.size() == 1 ? origin[0] : origin[static_cast<size_t>(a)];
+}
+} // namespace
+
+int runMorphology(const std::vector<std::string>& args)
+{
+  MorphologyArguments a;
+  OptionParser parser("topovox morphology OPERATION [options] INPUT -o OUTPUT.npy",
+    "Binary and grey-scale morphology with scipy.ndimage's conventions, argument\n"
+    "for argument.");
+  addMorphologyOptions(parser, a);
+  const std::vector<std::string> positional = parser.parse(args);
+  if (a.execution.help)
+  {
+    std::fputs(parser.help().c_str(), stdout);
+    return ExitSuccess;
+  }
+  if (positional.size() != 2)
+    throw UsageError("expected an OPERATION and one INPUT (see topovox morphology --help)");
+  const std::string& op = positional[0];
+  if (!isBinary(op) && !isGrey(op))
+    throw UsageError("unknown operation '" + op + "' (see topovox morphology --help)");
+  if (a.output.empty())
+    throw UsageError("no output: give -o OUTPUT.npy");
+  if (!endsWith(a.output, ".npy"))
+    throw UsageError("the output of morphology is an image: name it .npy");
+  const bool binary = isBinary(op);
+  const int given = (!a.size.empty()) + (a.connectivity > 0) + (!a.footprint.empty()) + (!a.structure.empty());
+  if (given > 1 && !(isGrey(op) && !a.footprint.empty() && !a.structure.empty()))
+    throw UsageError("give one of --size, --connectivity, --footprint and --structure (grey operators take "
+                     "--footprint with --structure)");
+  if (binary && (!a.size.empty() || !a.footprint.empty()))
+    throw UsageError("binary operators take --structure or --connectivity, as scipy's do");
+  if (!binary && given == 0)
+    throw UsageError("grey operators need --size, --footprint, --structure or --connectivity (scipy: size, "
+                     "footprint or structure must be specified)");
+  const bool verbose = a.execution.verbose;
+  OutputFile output(a.output);
+  const Image image = readInputLogged(positional[1], a.input, verbose);
+  const int axes = image.axes;
+
+  // The element.
+  StructuringElement s;
+  if (!a.structure.empty())
+    s = elementFrom(a.structure, axes, !binary);
+  else if (!a.footprint.empty())
+    s = elementFrom(a.footprint, axes, false);
+  else if (!a.size.empty())
+  {
+    if (static_cast<int>(a.size.size()) != axes && a.size.size() != 1)
+      throw UsageError("--size takes one value or one per image axis (" + std::to_string(axes) + ")");
+    int64_t dims[3] = { 1, 1, 1 };
+    for (int k = 0; k < axes; ++k)
+      dims[k] = a.size.size() == 1 ? a.size[0] : a.size[static_cast<size_t>(k)];
+    s = StructuringElement::box(dims);
+  }
+  else
+    s = generateBinaryStructure(axes, a.connectivity > 0 ? a.connectivity : 1);
+  if (!a.footprint.empty() && !a.structure.empty())
+    s.footprint = elementFrom(a.footprint, axes, false).footprint;
+  s = iterateStructure(s, a.iterateStructure);
+  setOrigin(s, a.origin, axes);
+
+  std::vector<uint8_t> mask;
+  BinaryOptions bo;
+  bo.iterations = a.iterations;
+  bo.borderValue = a.borderValue;
+  bo.threads = a.execution.threads;
+  if (!a.mask.empty())
+  {
+    const Image m = readImage(a.mask, InputOptions{});
+    if (m.voxelCount() != image.voxelCount() || m.dims[0] != image.dims[0] || m.dims[1] != image.dims[1])
+      throw UsageError("the mask " + a.mask + " is " + m.describe() + ", the image " + image.describe());
+    for (double x : valuesOf(m))
+      mask.push_back(x != 0 ? 1 : 0);
+    bo.mask = mask.data();
+  }
+  GreyOptions go;
+  go.mode = a.mode;
+  go.cval = a.cval;
+  go.threads = a.execution.threads;
+
+  Stopwatch watch;
+  Image result = image;
+  const GridView v = image.view();
+  try
+  {
+    if (binary)
+    {
+      BinaryImage b;
+      if (op == "binary_erosion")
+        b = binaryErosion(v, s, bo);
+      else if (op == "binary_dilation")
+        b = binaryDilation(v, s, bo);
+      else if (op == "binary_opening")
+        b = binaryOpening(v, s, bo);
+      else if (op == "binary_closing")
+        b = binaryClosing(v, s, bo);
+      else if (op == "binary_propagation")
+        b = binaryPropagation(v, s, bo);
+      else if (op == "binary_fill_holes")
+        b = binaryFillHoles(v, s, bo.threads);
+      else
+      {
+        StructuringElement s2;
+        if (!a.structure2.empty())
+          s2 = elementFrom(a.structure2, axes, false);
+        else
+        {
+          s2 = s;
+          for (auto& f : s2.footprint)
+            f = f ? 0 : 1;
+        }
+        setOrigin(s2, a.origin, axes);
+        b = binaryHitOrMiss(v, s, s2, bo.threads);
+      }
+      result.type = ScalarType::UInt8;
+      result.bytes.assign(b.begin(), b.end());
+    }
+    else
+    {
+      using Op = GreyImage (*)(const GridView&, const StructuringElement&, const GreyOptions&);
+      static const std::map<std::string, Op> ops = { { "grey_erosion", greyErosion }, { "grey_dilation", greyDilation },
+        { "grey_opening", greyOpening }, { "grey_closing", greyClosing },
+        { "morphological_gradient", morphologicalGradient }, { "morphological_laplace", morphologicalLaplace },
+        { "white_tophat", whiteTophat }, { "black_tophat", blackTophat } };
+      result.bytes = ops.at(op)(v, s, go);
+    }
+  }
+  catch (const std::invalid_argument& e)
+  {
+    throw UsageError(e.what());
+  }
+  if (verbose)
+    say("morphology " + op + ": element " + std::to_string(s.dims[0]) + "x" + std::to_string(s.dims[1]) + "x" +
+      std::to_string(s.dims[2]) + ", on " + describeDevice(Device::CPU, a.execution.threads) + ": " +
+      seconds(watch.seconds()));
+  writeImageNpy(output.stream(), result, binary);
+  output.commit();
+  return ExitSuccess;
+}
+
+} // namespace cli
+} // namespace topovox

@@ -1,0 +1,206 @@
+// BinaryMorphology.cpp - binary erosion and everything built on it, as
+// scipy.ndimage defines them (Morphology.h). One pass of erosion (or, with
+// `invert`, of dilation by the reflected element) per iteration, voxels in
+// rows of x shared among threads.
+#include "topovox/Device.h"
+#include "topovox/Morphology.h"
+
+#include "ElementOffsets.h"
+
+#include "../common/Parallel.h"
+#include "../common/ScalarDispatch.h"
+
+#include <atomic>
+#include <stdexcept>
+
+namespace topovox
+{
+namespace
+{
+using morphology::ElementOffsets;
+
+void checkImage(const GridView& g)
+{
+  const std::string why = validateGrid(g);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  if (g.memory != MemorySpace::Host)
+    throw std::invalid_argument("morphology needs the image in host memory");
+}
+
+// Nonzero voxels (NaN included) as 1.
+BinaryImage binarize(const GridView& g, int threads)
+{
+  BinaryImage out(static_cast<size_t>(g.voxelCount()));
+  dispatchScalarType(g.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* d = static_cast<const T*>(g.data);
+    parallelFor(g.dims[1] * g.dims[2], threads, [&](int, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const T* row = d + (r % g.dims[1]) * g.strides[1] + (r / g.dims[1]) * g.strides[2];
+        for (int64_t x = 0; x < g.dims[0]; ++x)
+          out[static_cast<size_t>(x + g.dims[0] * r)] = row[x * g.strides[0]] != T(0) ? 1 : 0;
+      }
+    });
+  });
+  return out;
+}
+
+// One pass: out = the erosion of `in` (0/1) by the element; with invert,
+// the dilation (the caller reflects the element). `center` is whether the
+// element holds its centre: then a voxel that is false (true, inverted)
+// stays so without looking further. Returns whether any voxel changed.
+bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const ElementOffsets& e, bool center,
+  const uint8_t* mask, bool border, bool invert, BinaryImage& out, int threads)
+{
+  const uint8_t T = invert ? 0 : 1, F = invert ? 1 : 0;
+  const bool bdr = invert ? !border : border;
+  std::atomic<bool> changed{ false };
+  parallelFor(dims[1] * dims[2], threads, [&](int, int64_t r0, int64_t r1) {
+    bool any = false;
+    for (int64_t r = r0; r < r1; ++r)
+    {
+      const int64_t y = r % dims[1], z = r / dims[1];
+      for (int64_t x = 0; x < dims[0]; ++x)
+      {
+        const size_t at = static_cast<size_t>(x + dims[0] * r);
+        const uint8_t v = in[at];
+        uint8_t o;
+        if ((mask && !mask[at]) || (center && v == F))
+          o = v;
+        else
+        {
+          o = T;
+          for (const auto& d : e.delta)
+          {
+            const int64_t q[3] = { x + d[0], y + d[1], z + d[2] };
+            if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= dims[0] || q[1] >= dims[1] || q[2] >= dims[2])
+            {
+              if (!bdr)
+              {
+                o = F;
+                break;
+              }
+            }
+            else if ((in[static_cast<size_t>(q[0] + dims[0] * (q[1] + dims[1] * q[2]))] ? T : F) != 1)
+            {
+              o = F;
+              break;
+            }
+          }
+        }
+        out[at] = o;
+        any = any || o != v;
+      }
+    }
+    if (any)
+      changed = true;
+  });
+  return changed;
+}
+
+int threadsOf(int t)
+{
+  return t > 0 ? t : defaultThreadCount();
+}
+
+// Erosion (invert false) or dilation by `s` already reflected (invert true),
+// `iterations` passes, or until stable when < 1.
+BinaryImage iterate(BinaryImage current, const int64_t dims[3], const StructuringElement& s, const BinaryOptions& o,
+  bool invert)
+{
+  const ElementOffsets e = morphology::offsetsOf(s);
+  const bool center = morphology::centerIsTrue(s);
+  const int threads = threadsOf(o.threads);
+  BinaryImage next(current.size());
+  bool changed = erodeOnce(current, dims, e, center, o.mask, o.borderValue, invert, next, threads);
+  for (int done = 1; done < o.iterations || (o.iterations < 1 && changed); ++done)
+  {
+    current.swap(next);
+    changed = erodeOnce(current, dims, e, center, o.mask, o.borderValue, invert, next, threads);
+  }
+  return next;
+}
+
+GridView viewOf(const BinaryImage& b, const int64_t dims[3])
+{
+  return GridView::contiguous(b.data(), ScalarType::UInt8, dims[0], dims[1], dims[2]);
+}
+} // namespace
+
+BinaryImage binaryErosion(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
+{
+  checkImage(image);
+  morphology::checkElement(s);
+  return iterate(binarize(image, threadsOf(o.threads)), image.dims, s, o, false);
+}
+
+BinaryImage binaryDilation(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
+{
+  checkImage(image);
+  morphology::checkElement(s);
+  return iterate(binarize(image, threadsOf(o.threads)), image.dims, morphology::reflected(s), o, true);
+}
+
+BinaryImage binaryOpening(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
+{
+  const BinaryImage eroded = binaryErosion(image, s, o);
+  return binaryDilation(viewOf(eroded, image.dims), s, o);
+}
+
+BinaryImage binaryClosing(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
+{
+  const BinaryImage dilated = binaryDilation(image, s, o);
+  return binaryErosion(viewOf(dilated, image.dims), s, o);
+}
+
+BinaryImage binaryPropagation(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
+{
+  BinaryOptions p = o;
+  p.iterations = -1;
+  return binaryDilation(image, s, p);
+}
+
+BinaryImage binaryFillHoles(const GridView& image, const StructuringElement& s, int threads)
+{
+  checkImage(image);
+  // The background reachable from the border: a propagation from nothing,
+  // inside the background, with the outside true; the holes are the rest.
+  BinaryImage mask = binarize(image, threadsOf(threads));
+  for (auto& v : mask)
+    v = v ? 0 : 1;
+  const BinaryImage empty(mask.size(), 0);
+  BinaryOptions o;
+  o.iterations = -1;
+  o.mask = mask.data();
+  o.borderValue = true;
+  o.threads = threads;
+  BinaryImage out = binaryDilation(viewOf(empty, image.dims), s, o);
+  for (auto& v : out)
+    v = v ? 0 : 1;
+  return out;
+}
+
+BinaryImage binaryHitOrMiss(
+  const GridView& image, const StructuringElement& s1, const StructuringElement& s2, int threads)
+{
+  checkImage(image);
+  morphology::checkElement(s1);
+  morphology::checkElement(s2);
+  const int t = threadsOf(threads);
+  const BinaryImage in = binarize(image, t);
+  BinaryOptions o;
+  o.threads = threads;
+  // s1 fits the foreground: an erosion; s2 fits the background: an erosion
+  // of the complement, which is one pass with `invert` and the element as
+  // given (not reflected), border false.
+  const BinaryImage fit = iterate(in, image.dims, s1, o, false);
+  const BinaryImage miss = iterate(in, image.dims, s2, o, true);
+  BinaryImage out(in.size());
+  for (size_t k = 0; k < out.size(); ++k)
+    out[k] = fit[k] && !miss[k] ? 1 : 0;
+  return out;
+}
+
+} // namespace topovox

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""`topovox morphology` against scipy.ndimage on the same arrays, bit for bit.
+
+Every operator on random 1D, 2D and 3D images (bool-like, int16 with ties,
+float32), with the structuring element given every way scipy takes it
+(size, footprint, structure, generate_binary_structure's connectivity,
+iterate_structure), even and asymmetric elements with shifted origins, every
+border mode and cval, iterations (also until stable), masks and border
+values, non-flat grey structures, and a Fortran-ordered input; then the
+images of Testing/Data thresholded; then the usage errors (an out-of-range
+origin, which scipy does not check for binary operators; a grey operator
+without an element; an unknown operation). The tool's axes are x first, so
+sizes and origins are given reversed.
+
+Usage: test_cli_morphology.py --topovox PATH --data DIR
+"""
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import scipy.ndimage as ndi
+
+from sidecar_data import load_sidecar
+
+failures = []
+checks = 0
+
+
+def expect(ok, what):
+    global checks
+    checks += 1
+    if not ok:
+        failures.append(what)
+        if len(failures) < 30:
+            print("FAIL:", what, flush=True)
+
+
+class Tool:
+    def __init__(self, path, work):
+        self.path, self.work, self.n = path, work, 0
+
+    def save(self, array, name):
+        p = os.path.join(self.work, name)
+        np.save(p, array)
+        return p
+
+    def run(self, op, image, args):
+        self.n += 1
+        src = self.save(image, "in%d.npy" % self.n)
+        out = os.path.join(self.work, "out%d.npy" % self.n)
+        p = subprocess.run([self.path, "morphology", op, src, "-o", out, "--threads", "2"] + args,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            return p
+        return np.load(out)
+
+
+def rev(seq):
+    return ",".join(str(v) for v in reversed(list(seq)))
+
+
+def same(got, want):
+    return (isinstance(got, np.ndarray) and got.shape == want.shape and got.dtype == want.dtype
+            and np.array_equal(got, want))
+
+
+BINARY = ["binary_erosion", "binary_dilation", "binary_opening", "binary_closing"]
+GREY = ["grey_erosion", "grey_dilation", "grey_opening", "grey_closing", "morphological_gradient",
+        "morphological_laplace", "white_tophat", "black_tophat"]
+
+
+def check_binary(tool, rng, image, what):
+    nd = image.ndim
+    for op in BINARY:
+        f = getattr(ndi, op)
+        expect(same(tool.run(op, image, []), f(image)), "%s %s default element" % (what, op))
+        for conn in range(1, nd + 1):
+            s = ndi.generate_binary_structure(nd, conn)
+            for it in (1, 2, -1):
+                for border in (0, 1):
+                    got = tool.run(op, image, ["--connectivity", str(conn), "--iterations", str(it),
+                                               "--border-value", str(border)])
+                    expect(same(got, f(image, structure=s, iterations=it, border_value=border)),
+                           "%s %s conn %d iterations %d border %d" % (what, op, conn, it, border))
+        # An even, asymmetric element with a shifted origin; a mask.
+        shape = tuple(rng.integers(1, 5, size=nd))
+        s = rng.random(shape) > 0.4
+        s.flat[0] = True
+        origin = [int(rng.integers(-(k // 2), (k - 1) // 2 + 1)) for k in shape]
+        mask = rng.random(image.shape) > 0.3
+        sp, mp = tool.save(s.astype(np.uint8), "s.npy"), tool.save(mask.astype(np.uint8), "mask.npy")
+        got = tool.run(op, image, ["--structure", sp, "--origin", rev(origin), "--mask", mp, "--iterations", "2"])
+        expect(same(got, f(image, structure=s, origin=origin, mask=mask, iterations=2)),
+               "%s %s structure %s origin %s mask" % (what, op, shape, origin))
+    s = ndi.generate_binary_structure(nd, nd)
+    mask = rng.random(image.shape) > 0.3
+    mp = tool.save(mask.astype(np.uint8), "mask.npy")
+    expect(same(tool.run("binary_propagation", image, ["--connectivity", str(nd), "--mask", mp]),
+                ndi.binary_propagation(image, structure=s, mask=mask)), what + " binary_propagation")
+    expect(same(tool.run("binary_fill_holes", image, []), ndi.binary_fill_holes(image)), what + " binary_fill_holes")
+    expect(same(tool.run("binary_hit_or_miss", image, []), ndi.binary_hit_or_miss(image)), what + " binary_hit_or_miss")
+    s2 = ndi.iterate_structure(ndi.generate_binary_structure(nd, 1), 2)
+    expect(same(tool.run("binary_erosion", image, ["--connectivity", "1", "--iterate-structure", "2"]),
+                ndi.binary_erosion(image, structure=s2)), what + " iterate_structure 2")
+
+
+def check_grey(tool, rng, image, what):
+    nd = image.ndim
+    for op in GREY:
+        f = getattr(ndi, op)
+        for mode in ("reflect", "mirror", "nearest", "wrap", "constant", "grid-constant"):
+            size = tuple(rng.integers(1, 5, size=nd))
+            got = tool.run(op, image, ["--size", rev(size), "--mode", mode, "--cval", "3"])
+            expect(same(got, f(image, size=size, mode=mode, cval=3)), "%s %s size %s %s" % (what, op, size, mode))
+        shape = tuple(rng.integers(1, 5, size=nd))
+        fp = rng.random(shape) > 0.4
+        fp.flat[-1] = True
+        origin = [int(rng.integers(-(k // 2), (k - 1) // 2 + 1)) for k in shape]
+        fpath = tool.save(fp.astype(np.uint8), "fp.npy")
+        got = tool.run(op, image, ["--footprint", fpath, "--origin", rev(origin), "--mode", "mirror"])
+        expect(same(got, f(image, footprint=fp, origin=origin, mode="mirror")),
+               "%s %s footprint %s origin %s" % (what, op, shape, origin))
+        if image.dtype.kind == "f":
+            st = rng.integers(-2, 3, size=shape).astype(np.float64)
+            spath = tool.save(st, "st.npy")
+            got = tool.run(op, image, ["--structure", spath, "--mode", "nearest"])
+            expect(same(got, f(image, structure=st, mode="nearest")), "%s %s non-flat structure %s" % (what, op, shape))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topovox", required=True)
+    ap.add_argument("--data", required=True)
+    a = ap.parse_args()
+    rng = np.random.default_rng(8)
+    with tempfile.TemporaryDirectory() as work:
+        tool = Tool(a.topovox, work)
+        for shape in ((23,), (9, 11), (5, 6, 7)):
+            check_binary(tool, rng, rng.random(shape) > 0.45, "%dD" % len(shape))
+            check_grey(tool, rng, rng.integers(0, 6, size=shape).astype(np.int16), "%dD int16" % len(shape))
+            check_grey(tool, rng, rng.random(shape).astype(np.float32), "%dD float32" % len(shape))
+        # uint8 wrapping in the derived operators, and a Fortran-ordered input.
+        u8 = rng.integers(0, 255, size=(7, 9)).astype(np.uint8)
+        expect(same(tool.run("morphological_laplace", u8, ["--size", "3,3"]), ndi.morphological_laplace(u8, size=3)),
+               "uint8 laplace wraps as numpy")
+        fortran = np.asfortranarray(rng.integers(0, 9, size=(4, 5, 6)).astype(np.int32))
+        expect(same(tool.run("grey_erosion", fortran, ["--size", "2,2,2"]), ndi.grey_erosion(fortran, size=2)),
+               "a Fortran-ordered input")
+        # Real images, thresholded.
+        for name in ("camera_512", "headsq_64x64x93"):
+            volume, _ = load_sidecar(os.path.join(a.data, name + ".json"))
+            for level in np.percentile(volume, [30, 70]):
+                mask = volume > level
+                conn = mask.ndim
+                expect(same(tool.run("binary_opening", mask, ["--connectivity", str(conn)]),
+                            ndi.binary_opening(mask, structure=ndi.generate_binary_structure(mask.ndim, conn))),
+                       "%s > %g: binary_opening" % (name, level))
+                expect(same(tool.run("binary_fill_holes", mask, []), ndi.binary_fill_holes(mask)),
+                       "%s > %g: binary_fill_holes" % (name, level))
+            expect(same(tool.run("grey_closing", volume, ["--size", "3"]), ndi.grey_closing(volume, size=3)),
+                   name + ": grey_closing")
+        # Usage errors: exit 2, one line, no output.
+        img = rng.random((5, 5)) > 0.5
+        for args, op, why in ((["--size", "3", "--origin", "2"], "grey_erosion", "origin"),
+                              (["--connectivity", "1", "--origin", "-2"], "binary_dilation", "origin"),
+                              ([], "grey_dilation", "size, footprint"),
+                              ([], "binary_skeleton", "unknown operation")):
+            p = tool.run(op, img, args)
+            expect(not isinstance(p, np.ndarray) and p.returncode == 2 and why in p.stderr and
+                   len(p.stderr.strip().splitlines()) == 1,
+                   "%s %s: expected exit 2 naming '%s', got %r" % (op, args, why,
+                                                                getattr(p, "stderr", "an image")))
+    print("%d checks, %d failures" % (checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
