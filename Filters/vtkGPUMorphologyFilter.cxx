@@ -1,0 +1,267 @@
+// vtkGPUMorphologyFilter.cxx - the VTK adapter of topovox's morphology
+// (Morphology.h): the array (or its foreground) as a kernel grid, the
+// structuring element from the properties, the result as a new array.
+#include "vtkGPUMorphologyFilter.h"
+
+#include "vtkTopoVoxImageAdapter.h"
+
+#include "topovox/Morphology.h"
+
+#include "vtkCellData.h"
+#include "vtkDataArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkMultiProcessController.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkSmartPointer.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkUnsignedCharArray.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+vtkStandardNewMacro(vtkGPUMorphologyFilter);
+vtkCxxSetObjectMacro(vtkGPUMorphologyFilter, Controller, vtkMultiProcessController);
+
+vtkGPUMorphologyFilter::vtkGPUMorphologyFilter()
+{
+  this->SetNumberOfInputPorts(2);
+  this->SetController(vtkMultiProcessController::GetGlobalController());
+  this->SetResultArrayName("Morphology");
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+vtkGPUMorphologyFilter::~vtkGPUMorphologyFilter()
+{
+  this->SetController(nullptr);
+  this->SetResultArrayName(nullptr);
+}
+
+int vtkGPUMorphologyFilter::FillInputPortInformation(int port, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  if (port == 1)
+    info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
+  return 1;
+}
+
+int vtkGPUMorphologyFilter::RequestUpdateExtent(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  // The whole image (and mask) on rank 0, nothing elsewhere.
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
+  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
+  const bool root = topovox_vtk::participatingRanks(this->Controller, pieces) <= 1 || piece == 0;
+  for (int port = 0; port < 2; ++port)
+    if (vtkInformation* inInfo = inputVector[port]->GetInformationObject(0))
+      topovox_vtk::requestWholeOnRoot(inInfo, root);
+  return 1;
+}
+
+namespace
+{
+bool isBinary(int op)
+{
+  return op <= vtkGPUMorphologyFilter::BINARY_HIT_OR_MISS;
+}
+
+// The element for an image whose axes with one sample are `flat`.
+topovox::StructuringElement element(int shape, const int size[3], int connectivity, int radius, const bool flat[3])
+{
+  topovox::StructuringElement s;
+  if (shape == vtkGPUMorphologyFilter::BOX)
+  {
+    int64_t dims[3];
+    for (int a = 0; a < 3; ++a)
+      dims[a] = flat[a] ? 1 : std::max(1, size[a]);
+    return topovox::StructuringElement::box(dims);
+  }
+  const int reach = shape == vtkGPUMorphologyFilter::CROSS ? 1 : radius;
+  for (int a = 0; a < 3; ++a)
+    s.dims[a] = flat[a] ? 1 : 2 * reach + 1;
+  for (int64_t z = 0; z < s.dims[2]; ++z)
+    for (int64_t y = 0; y < s.dims[1]; ++y)
+      for (int64_t x = 0; x < s.dims[0]; ++x)
+      {
+        const int64_t d[3] = { x - s.dims[0] / 2, y - s.dims[1] / 2, z - s.dims[2] / 2 };
+        bool in;
+        if (shape == vtkGPUMorphologyFilter::CROSS)
+          in = std::abs(d[0]) + std::abs(d[1]) + std::abs(d[2]) <= connectivity;
+        else
+          in = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= int64_t(radius) * radius;
+        s.footprint.push_back(in ? 1 : 0);
+      }
+  if (shape == vtkGPUMorphologyFilter::CROSS)
+    s = topovox::iterateStructure(s, radius); // scipy's iterate_structure
+  return s;
+}
+
+// The samples of component `c` of `array` as 0/1: nonzero, or within [lo, hi].
+std::vector<uint8_t> foreground(vtkDataArray* array, int c, bool range, const double lohi[2])
+{
+  const vtkIdType n = array->GetNumberOfTuples();
+  std::vector<uint8_t> out(static_cast<size_t>(n));
+  for (vtkIdType k = 0; k < n; ++k)
+  {
+    const double v = array->GetComponent(k, c);
+    out[static_cast<size_t>(k)] = range ? (v >= lohi[0] && v <= lohi[1]) : (v != 0);
+  }
+  return out;
+}
+}
+
+int vtkGPUMorphologyFilter::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkImageData* image = vtkImageData::GetData(inputVector[0]);
+  vtkImageData* output = vtkImageData::GetData(outputVector);
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
+  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
+  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1 && piece != 0)
+    return 1;
+  if (!image)
+  {
+    vtkErrorMacro(<< "Morphology: the input is not an image (vtkImageData).");
+    return 0;
+  }
+  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  vtkDataArray* array = this->GetInputArrayToProcess(0, image, association);
+  if (!array)
+  {
+    array = image->GetPointData()->GetScalars();
+    association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  }
+  if (!array)
+  {
+    vtkErrorMacro(<< "Morphology: the input image has no scalar array to process (select one).");
+    return 0;
+  }
+  const bool cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
+  int ext[6];
+  image->GetExtent(ext);
+  topovox::GridView grid;
+  topovox::Box owned;
+  const std::string why = topovox_vtk::describeArray(image, array, cellData, this->Component, ext, ext, grid, owned);
+  if (!why.empty())
+  {
+    vtkErrorMacro(<< "Morphology: " << why << ".");
+    return 0;
+  }
+  if (this->Device == 2)
+    vtkWarningMacro(<< "Morphology runs on the CPU threads in this version.");
+  const bool binary = isBinary(this->Operation);
+  const int component = std::max(0, this->Component);
+
+  // Binary operators: the foreground as bytes (a value range asks for it).
+  std::vector<uint8_t> fg;
+  if (binary && this->UseForegroundRange)
+  {
+    fg = foreground(array, component, true, this->ForegroundRange);
+    grid = topovox::GridView::contiguous(fg.data(), topovox::ScalarType::UInt8, grid.dims[0], grid.dims[1], grid.dims[2]);
+  }
+  std::vector<uint8_t> mask;
+  if (vtkImageData* maskImage = vtkImageData::GetData(inputVector[1]))
+  {
+    vtkDataArray* m = cellData ? maskImage->GetCellData()->GetScalars() : maskImage->GetPointData()->GetScalars();
+    if (!m || m->GetNumberOfTuples() != grid.voxelCount())
+    {
+      vtkErrorMacro(<< "Morphology: the mask needs active " << (cellData ? "cell" : "point")
+                    << " scalars on the image's grid.");
+      return 0;
+    }
+    mask = foreground(m, 0, false, this->ForegroundRange);
+  }
+
+  bool flat[3];
+  for (int a = 0; a < 3; ++a)
+    flat[a] = grid.dims[a] == 1;
+  topovox::BinaryImage bytes;
+  topovox::GreyImage grey;
+  try
+  {
+    topovox::StructuringElement s =
+      element(this->StructureShape, this->StructureSize, this->Connectivity, this->Radius, flat);
+    for (int a = 0; a < 3; ++a)
+      s.origin[a] = flat[a] ? 0 : this->Origin[a];
+    topovox::BinaryOptions bo;
+    bo.iterations = this->Iterations;
+    bo.borderValue = this->BorderValue;
+    bo.mask = mask.empty() ? nullptr : mask.data();
+    bo.threads = this->NumberOfThreads;
+    topovox::GreyOptions go;
+    go.mode = static_cast<topovox::BorderMode>(this->BorderMode);
+    go.cval = this->ConstantValue;
+    go.threads = this->NumberOfThreads;
+    switch (this->Operation)
+    {
+      case BINARY_EROSION: bytes = topovox::binaryErosion(grid, s, bo); break;
+      case BINARY_DILATION: bytes = topovox::binaryDilation(grid, s, bo); break;
+      case BINARY_OPENING: bytes = topovox::binaryOpening(grid, s, bo); break;
+      case BINARY_CLOSING: bytes = topovox::binaryClosing(grid, s, bo); break;
+      case BINARY_PROPAGATION: bytes = topovox::binaryPropagation(grid, s, bo); break;
+      case BINARY_FILL_HOLES: bytes = topovox::binaryFillHoles(grid, s, bo.threads); break;
+      case BINARY_HIT_OR_MISS:
+      {
+        topovox::StructuringElement s2 = s;
+        for (auto& f : s2.footprint)
+          f = f ? 0 : 1;
+        bytes = topovox::binaryHitOrMiss(grid, s, s2, bo.threads);
+        break;
+      }
+      case GREY_EROSION: grey = topovox::greyErosion(grid, s, go); break;
+      case GREY_DILATION: grey = topovox::greyDilation(grid, s, go); break;
+      case GREY_OPENING: grey = topovox::greyOpening(grid, s, go); break;
+      case GREY_CLOSING: grey = topovox::greyClosing(grid, s, go); break;
+      case MORPHOLOGICAL_GRADIENT: grey = topovox::morphologicalGradient(grid, s, go); break;
+      case MORPHOLOGICAL_LAPLACE: grey = topovox::morphologicalLaplace(grid, s, go); break;
+      case WHITE_TOPHAT: grey = topovox::whiteTophat(grid, s, go); break;
+      default: grey = topovox::blackTophat(grid, s, go); break;
+    }
+  }
+  catch (const std::exception& e)
+  {
+    vtkErrorMacro(<< "Morphology: " << e.what() << ".");
+    return 0;
+  }
+
+  vtkSmartPointer<vtkDataArray> result;
+  const vtkIdType n = grid.voxelCount();
+  if (binary)
+  {
+    auto u = vtkSmartPointer<vtkUnsignedCharArray>::New();
+    u->SetNumberOfTuples(n);
+    std::memcpy(u->GetPointer(0), bytes.data(), static_cast<size_t>(n));
+    result = u;
+  }
+  else
+  {
+    result.TakeReference(vtkDataArray::CreateDataArray(array->GetDataType()));
+    result->SetNumberOfTuples(n);
+    std::memcpy(result->GetVoidPointer(0), grey.data(), grey.size());
+  }
+  result->SetName(this->ResultArrayName ? this->ResultArrayName : "Morphology");
+  output->ShallowCopy(image);
+  vtkDataSetAttributes* attributes = cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
+                                              : static_cast<vtkDataSetAttributes*>(output->GetPointData());
+  attributes->AddArray(result);
+  attributes->SetActiveScalars(result->GetName());
+  return 1;
+}
+
+void vtkGPUMorphologyFilter::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Operation: " << this->Operation << " StructureShape: " << this->StructureShape << "\n";
+  os << indent << "StructureSize: " << this->StructureSize[0] << " " << this->StructureSize[1] << " "
+     << this->StructureSize[2] << " Connectivity: " << this->Connectivity << " Radius: " << this->Radius << "\n";
+  os << indent << "Origin: " << this->Origin[0] << " " << this->Origin[1] << " " << this->Origin[2] << "\n";
+  os << indent << "BorderMode: " << this->BorderMode << " ConstantValue: " << this->ConstantValue
+     << " BorderValue: " << this->BorderValue << " Iterations: " << this->Iterations << "\n";
+}
