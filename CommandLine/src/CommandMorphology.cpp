@@ -245,6 +245,7 @@ int runMorphology(const std::vector<std::string>& args)
   bo.iterations = a.iterations;
   bo.borderValue = a.borderValue;
   bo.threads = a.execution.threads;
+  bo.device = a.execution.device;
   if (!a.mask.empty())
   {
     const Image m = readImage(a.mask, InputOptions{});
@@ -258,6 +259,7 @@ int runMorphology(const std::vector<std::string>& args)
   go.mode = a.mode;
   go.cval = a.cval;
   go.threads = a.execution.threads;
+  go.device = a.execution.device;
 
   Stopwatch watch;
   Image result = image;
@@ -312,7 +314,7 @@ int runMorphology(const std::vector<std::string>& args)
   }
   if (verbose)
     say("morphology " + op + ": element " + std::to_string(s.dims[0]) + "x" + std::to_string(s.dims[1]) + "x" +
-      std::to_string(s.dims[2]) + ", on " + describeDevice(Device::CPU, a.execution.threads) + ": " +
+      std::to_string(s.dims[2]) + ", device " + deviceName(resolveDevice(a.execution.device, nullptr)) + ": " +
       seconds(watch.seconds()));
   writeImageNpy(output.stream(), result, binary);
   output.commit();

@@ -26,6 +26,7 @@
 //   mask, only voxels where it is true change. Results are 0/1 bytes.
 #pragma once
 
+#include "topovox/Device.h"
 #include "topovox/Grid.h"
 
 #include <cstdint>
@@ -72,6 +73,7 @@ struct BinaryOptions
   const uint8_t* mask = nullptr; // x fastest, the image's shape; null: none
   bool borderValue = false;
   int threads = 0;
+  Device device = Device::Auto; // the GPU when present (CUDA builds); same bits
 };
 
 using BinaryImage = std::vector<uint8_t>; // 0/1, x fastest
@@ -93,6 +95,7 @@ struct GreyOptions
   BorderMode mode = BorderMode::Reflect;
   double cval = 0.0;
   int threads = 0;
+  Device device = Device::Auto; // the GPU when present (CUDA builds); same bits
 };
 
 // Raw bytes of an image of the input's type, x fastest.

@@ -6,6 +6,7 @@
 #include "topovox/Morphology.h"
 
 #include "ElementOffsets.h"
+#include "MorphologyBackends.h"
 
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
@@ -51,7 +52,7 @@ BinaryImage binarize(const GridView& g, int threads)
 // the dilation (the caller reflects the element). `center` is whether the
 // element holds its centre: then a voxel that is false (true, inverted)
 // stays so without looking further. Returns whether any voxel changed.
-bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const ElementOffsets& e, bool center,
+bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const morphology::ElementView& e, bool center,
   const uint8_t* mask, bool border, bool invert, BinaryImage& out, int threads)
 {
   const uint8_t T = invert ? 0 : 1, F = invert ? 1 : 0;
@@ -60,40 +61,14 @@ bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const ElementOffset
   parallelFor(dims[1] * dims[2], threads, [&](int, int64_t r0, int64_t r1) {
     bool any = false;
     for (int64_t r = r0; r < r1; ++r)
-    {
-      const int64_t y = r % dims[1], z = r / dims[1];
       for (int64_t x = 0; x < dims[0]; ++x)
       {
-        const size_t at = static_cast<size_t>(x + dims[0] * r);
-        const uint8_t v = in[at];
-        uint8_t o;
-        if ((mask && !mask[at]) || (center && v == F))
-          o = v;
-        else
-        {
-          o = T;
-          for (const auto& d : e.delta)
-          {
-            const int64_t q[3] = { x + d[0], y + d[1], z + d[2] };
-            if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= dims[0] || q[1] >= dims[1] || q[2] >= dims[2])
-            {
-              if (!bdr)
-              {
-                o = F;
-                break;
-              }
-            }
-            else if ((in[static_cast<size_t>(q[0] + dims[0] * (q[1] + dims[1] * q[2]))] ? T : F) != 1)
-            {
-              o = F;
-              break;
-            }
-          }
-        }
-        out[at] = o;
-        any = any || o != v;
+        const int64_t at = x + dims[0] * r;
+        const uint8_t o =
+          morphology::erodeVoxel(in.data(), dims, e, mask, center, bdr, T, F, x, r % dims[1], r / dims[1], at);
+        out[static_cast<size_t>(at)] = o;
+        any = any || o != in[static_cast<size_t>(at)];
       }
-    }
     if (any)
       changed = true;
   });
@@ -112,13 +87,28 @@ BinaryImage iterate(BinaryImage current, const int64_t dims[3], const Structurin
 {
   const ElementOffsets e = morphology::offsetsOf(s);
   const bool center = morphology::centerIsTrue(s);
+#ifdef TOPOVOX_WITH_CUDA
+  if (resolveDevice(o.device, nullptr) == Device::GPU)
+  {
+    try
+    {
+      return morphology::binaryGPU(current, dims, e, center, o.mask, o.borderValue, invert, o.iterations);
+    }
+    catch (const std::runtime_error&)
+    {
+      // No GPU memory or a driver error: the CPU gives the same result.
+    }
+  }
+#endif
   const int threads = threadsOf(o.threads);
+  const int64_t strides[3] = { 1, dims[0], dims[0] * dims[1] };
+  const morphology::FlatElement flat(e, strides);
   BinaryImage next(current.size());
-  bool changed = erodeOnce(current, dims, e, center, o.mask, o.borderValue, invert, next, threads);
+  bool changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, invert, next, threads);
   for (int done = 1; done < o.iterations || (o.iterations < 1 && changed); ++done)
   {
     current.swap(next);
-    changed = erodeOnce(current, dims, e, center, o.mask, o.borderValue, invert, next, threads);
+    changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, invert, next, threads);
   }
   return next;
 }

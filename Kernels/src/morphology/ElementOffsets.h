@@ -5,6 +5,8 @@
 
 #include "topovox/Morphology.h"
 
+#include "MorphologyVoxel.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -89,6 +91,34 @@ inline ElementOffsets offsetsOf(const StructuringElement& s)
       }
   return e;
 }
+
+// The offsets as flat arrays behind an ElementView (MorphologyVoxel.h);
+// `strides`: the image's, for the direct offsets.
+struct FlatElement
+{
+  std::vector<int64_t> delta, direct;
+  std::vector<double> values;
+  ElementView view{};
+
+  FlatElement(const ElementOffsets& e, const int64_t strides[3])
+  {
+    for (const auto& d : e.delta)
+    {
+      delta.insert(delta.end(), d.begin(), d.end());
+      direct.push_back(d[0] * strides[0] + d[1] * strides[1] + d[2] * strides[2]);
+    }
+    values = e.values;
+    view.count = static_cast<int>(e.delta.size());
+    view.delta = delta.data();
+    view.direct = direct.data();
+    view.values = e.flat ? nullptr : values.data();
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 2; ++b)
+        view.reach[a][b] = e.reach[a][b];
+  }
+  FlatElement(const FlatElement&) = delete;
+  FlatElement& operator=(const FlatElement&) = delete;
+};
 
 // Whether `element` at `center` lies in the structuring element (scipy's
 // "center is true", which lets a binary erosion skip a false voxel).

@@ -5,6 +5,7 @@
 #include "topovox/Morphology.h"
 
 #include "ElementOffsets.h"
+#include "MorphologyBackends.h"
 
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
@@ -20,40 +21,6 @@ namespace
 {
 using morphology::ElementOffsets;
 
-// Where index i (outside [0, n) or not) reads from, or -1 for the constant.
-int64_t extend(int64_t i, int64_t n, BorderMode mode)
-{
-  if (i >= 0 && i < n)
-    return i;
-  switch (mode)
-  {
-    case BorderMode::Nearest: return i < 0 ? 0 : n - 1;
-    case BorderMode::Wrap:
-    {
-      const int64_t m = i % n;
-      return m < 0 ? m + n : m;
-    }
-    case BorderMode::Reflect: // d c b a | a b c d | d c b a: period 2n
-    {
-      int64_t m = i % (2 * n);
-      if (m < 0)
-        m += 2 * n;
-      return m < n ? m : 2 * n - 1 - m;
-    }
-    case BorderMode::Mirror: // d c b | a b c d | c b a: period 2n - 2
-    {
-      if (n == 1)
-        return 0;
-      int64_t m = i % (2 * n - 2);
-      if (m < 0)
-        m += 2 * n - 2;
-      return m < n ? m : 2 * n - 2 - m;
-    }
-    case BorderMode::Constant: return -1;
-  }
-  return -1;
-}
-
 void checkImage(const GridView& g)
 {
   const std::string why = validateGrid(g);
@@ -68,52 +35,25 @@ int threadsOf(int t)
   return t > 0 ? t : defaultThreadCount();
 }
 
-// The minimum (or maximum) over the element: the first visited term in
-// double (plus its value, for a non-flat element), the others in T, the
-// result converted to T; comparisons that involve NaN are false.
+// The minimum (or maximum) over the element at every voxel (MorphologyVoxel.h).
 template <typename T>
 void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out)
 {
   const T* data = static_cast<const T*>(g.data);
   const T cv = static_cast<T>(o.cval);
-  const int64_t* n = g.dims;
-  const size_t count = e.delta.size();
-  std::vector<int64_t> direct(count);
-  for (size_t k = 0; k < count; ++k)
-    direct[k] = e.delta[k][0] * g.strides[0] + e.delta[k][1] * g.strides[1] + e.delta[k][2] * g.strides[2];
-  parallelFor(n[1] * n[2], threadsOf(o.threads), [&](int, int64_t r0, int64_t r1) {
+  const morphology::FlatElement flat(e, g.strides);
+  morphology::GreyGrid grid;
+  for (int a = 0; a < 3; ++a)
+  {
+    grid.dims[a] = g.dims[a];
+    grid.strides[a] = g.strides[a];
+  }
+  grid.mode = static_cast<int>(o.mode);
+  parallelFor(g.dims[1] * g.dims[2], threadsOf(o.threads), [&](int, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-    {
-      const int64_t y = r % n[1], z = r / n[1];
-      const bool rowInside = y + e.reach[1][0] >= 0 && y + e.reach[1][1] < n[1] && z + e.reach[2][0] >= 0 &&
-        z + e.reach[2][1] < n[2];
-      for (int64_t x = 0; x < n[0]; ++x)
-      {
-        const T* at = data + x * g.strides[0] + y * g.strides[1] + z * g.strides[2];
-        const bool inside = rowInside && x + e.reach[0][0] >= 0 && x + e.reach[0][1] < n[0];
-        auto sample = [&](size_t k) -> T {
-          if (inside)
-            return at[direct[k]];
-          const int64_t q[3] = { extend(x + e.delta[k][0], n[0], o.mode), extend(y + e.delta[k][1], n[1], o.mode),
-            extend(z + e.delta[k][2], n[2], o.mode) };
-          if (q[0] < 0 || q[1] < 0 || q[2] < 0)
-            return cv;
-          return data[q[0] * g.strides[0] + q[1] * g.strides[1] + q[2] * g.strides[2]];
-        };
-        double result = static_cast<double>(sample(0));
-        if (!e.flat)
-          result += e.values[0];
-        for (size_t k = 1; k < count; ++k)
-        {
-          T t = sample(k);
-          if (!e.flat)
-            t = static_cast<T>(static_cast<double>(t) + e.values[k]);
-          if (minimum ? (static_cast<double>(t) < result) : (static_cast<double>(t) > result))
-            result = static_cast<double>(t);
-        }
-        out[x + n[0] * r] = static_cast<T>(result);
-      }
-    }
+      for (int64_t x = 0; x < g.dims[0]; ++x)
+        out[x + g.dims[0] * r] =
+          morphology::greyVoxel(data, grid, flat.view, minimum, cv, x, r % g.dims[1], r / g.dims[1]);
   });
 }
 
@@ -130,6 +70,20 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   if (offsets.delta.empty())
     throw std::invalid_argument("the structuring element is empty (no element set)");
   GreyImage out(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
+#ifdef TOPOVOX_WITH_CUDA
+  if (resolveDevice(o.device, nullptr) == Device::GPU)
+  {
+    try
+    {
+      morphology::greyGPU(image, offsets, minimum, o, out.data());
+      return out;
+    }
+    catch (const std::runtime_error&)
+    {
+      // No GPU memory or a driver error: the CPU gives the same result.
+    }
+  }
+#endif
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     minOrMax<T>(image, offsets, minimum, o, reinterpret_cast<T*>(out.data()));
