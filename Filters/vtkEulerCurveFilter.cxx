@@ -145,19 +145,12 @@ int vtkEulerCurveFilter::RequestData(
   else
   {
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    array = this->GetInputArrayToProcess(0, image, association);
-    if (!array)
-    {
-      // pvpython leaves an ArrayListDomain empty before the first update:
-      // fall back to the active point scalars, as VTK users expect.
-      array = image->GetPointData()->GetScalars();
-      association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    }
+    vtkDataArray* selected = this->GetInputArrayToProcess(0, image, association);
+    array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
     if (!array)
       error = "the input image has no scalar array to process (select one)";
     else
     {
-      cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
       if (!emptyPiece)
         error = topovox_vtk::describeArray(
           image, array, cellData, this->Component, whole, pieceExt, grid, owned);

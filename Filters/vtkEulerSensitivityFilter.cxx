@@ -138,18 +138,14 @@ int vtkEulerSensitivityFilter::RequestData(
     return 0;
   }
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* array = this->GetInputArrayToProcess(0, image, association);
-  if (!array)
-  {
-    array = image->GetPointData()->GetScalars();
-    association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  }
+  vtkDataArray* selected = this->GetInputArrayToProcess(0, image, association);
+  bool cellData = false;
+  vtkDataArray* array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
   if (!array)
   {
     vtkErrorMacro(<< "Euler sensitivity: the input image has no scalar array to process (select one).");
     return 0;
   }
-  const bool cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
   int ext[6];
   image->GetExtent(ext);
   topovox::GridView grid;

@@ -154,18 +154,12 @@ int vtkPersistenceDiagramFilter::RequestData(
       image->GetExtent(pieceExt);
     }
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    array = this->GetInputArrayToProcess(0, image, association);
-    if (!array)
-    {
-      // pvpython leaves an ArrayListDomain empty before the first update.
-      array = image->GetPointData()->GetScalars();
-      association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    }
+    vtkDataArray* selected = this->GetInputArrayToProcess(0, image, association);
+    array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
     if (!array)
       error = "the input image has no scalar array to process (select one)";
     else
     {
-      cellData = association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
       const bool emptyPiece =
         pieceExt[0] > pieceExt[1] || pieceExt[2] > pieceExt[3] || pieceExt[4] > pieceExt[5];
       if (!emptyPiece) // else this rank of a split image builds nothing

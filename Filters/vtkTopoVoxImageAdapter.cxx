@@ -6,6 +6,7 @@
 #include "vtkInformation.h"
 #include "vtkMultiProcessController.h"
 #include "vtkNew.h"
+#include "vtkPointData.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkCommunicator.h"
 
@@ -59,6 +60,12 @@ void pieceExtent(const int whole[6], int piece, int pieces, int out[6])
   translator->SetSplitModeToBlock();
   translator->PieceToExtentThreadSafe(piece, pieces, 0, const_cast<int*>(whole), out,
     vtkExtentTranslator::BLOCK_MODE, 0);
+}
+
+vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageData* image, bool& cellData)
+{
+  cellData = selected && association == vtkDataObject::FIELD_ASSOCIATION_CELLS;
+  return selected ? selected : image->GetPointData()->GetScalars();
 }
 
 std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellData, int component,

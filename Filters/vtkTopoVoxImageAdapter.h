@@ -28,6 +28,12 @@ topovox::Device toDevice(int property);
 // translator in block mode. Adjacent pieces share a plane of points.
 void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
 
+// The array a filter processes: `selected` (its GetInputArrayToProcess,
+// with that association) or, when none is selected (pvpython leaves an
+// ArrayListDomain empty before the first update), the active point scalars,
+// as VTK users expect. Sets cellData; null when the image has neither.
+vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageData* image, bool& cellData);
+
 // Describes component `component` (-1: the only one; an error for a
 // multi-component array) of `array` (point data, or cell data when
 // cellData) of `image` as a GridView, and the box of samples this piece owns

@@ -20,14 +20,7 @@ namespace
 {
 using morphology::ElementOffsets;
 
-void checkImage(const GridView& g)
-{
-  const std::string why = validateGrid(g);
-  if (!why.empty())
-    throw std::invalid_argument(why);
-  if (g.memory != MemorySpace::Host)
-    throw std::invalid_argument("morphology needs the image in host memory");
-}
+using morphology::checkImage;
 
 // Nonzero voxels (NaN included) as 1.
 BinaryImage binarize(const GridView& g, int threads)
@@ -75,10 +68,7 @@ bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const morphology::E
   return changed;
 }
 
-int threadsOf(int t)
-{
-  return t > 0 ? t : defaultThreadCount();
-}
+using morphology::threadsOf;
 
 // Erosion (invert false) or dilation by `s` already reflected (invert true),
 // `iterations` passes, or until stable when < 1.

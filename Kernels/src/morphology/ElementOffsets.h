@@ -3,6 +3,7 @@
 // order, x fastest), with the checks every operator makes first.
 #pragma once
 
+#include "topovox/Device.h"
 #include "topovox/Morphology.h"
 
 #include "MorphologyVoxel.h"
@@ -25,6 +26,21 @@ struct ElementOffsets
   int64_t reach[3][2] = { { 0, 0 }, { 0, 0 }, { 0, 0 } }; // min and max delta per axis
   bool flat = true;
 };
+
+// The checks every operator makes of its image.
+inline void checkImage(const GridView& g)
+{
+  const std::string why = validateGrid(g);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  if (g.memory != MemorySpace::Host)
+    throw std::invalid_argument("morphology needs the image in host memory");
+}
+
+inline int threadsOf(int t)
+{
+  return t > 0 ? t : defaultThreadCount();
+}
 
 inline void checkElement(const StructuringElement& s)
 {

@@ -21,19 +21,9 @@ namespace
 {
 using morphology::ElementOffsets;
 
-void checkImage(const GridView& g)
-{
-  const std::string why = validateGrid(g);
-  if (!why.empty())
-    throw std::invalid_argument(why);
-  if (g.memory != MemorySpace::Host)
-    throw std::invalid_argument("morphology needs the image in host memory");
-}
+using morphology::checkImage;
 
-int threadsOf(int t)
-{
-  return t > 0 ? t : defaultThreadCount();
-}
+using morphology::threadsOf;
 
 // The minimum (or maximum) over the element at every voxel (MorphologyVoxel.h).
 template <typename T>
