@@ -27,6 +27,7 @@ int runEuler(const std::vector<std::string>& args);
 int runPersistence(const std::vector<std::string>& args);
 int runTransform(const std::vector<std::string>& args);
 int runMorphology(const std::vector<std::string>& args);
+int runDistance(const std::vector<std::string>& args);
 
 } // namespace cli
 } // namespace topovox

@@ -30,18 +30,18 @@ const char* descrOf(ScalarType t)
 }
 }
 
-void writeImageNpy(FILE* out, const Image& image, bool asBool)
+namespace
+{
+void writeNpy(FILE* out, const std::string& descr, bool fortran, const std::vector<int64_t>& shape,
+  const void* data, size_t bytes)
 {
   if (!hostIsLittleEndian())
     throw Error("writing .npy images on a big-endian host is not supported");
-  std::string shape;
-  for (int k = 0; k < image.axes; ++k)
-  {
-    const int a = image.fortranOrder ? k : image.axes - 1 - k;
-    shape += std::to_string(image.dims[a]) + (image.axes == 1 ? "," : (k + 1 < image.axes ? ", " : ""));
-  }
-  std::string header = std::string("{'descr': '") + (asBool ? "|b1" : descrOf(image.type)) +
-    "', 'fortran_order': " + (image.fortranOrder ? "True" : "False") + ", 'shape': (" + shape + "), }";
+  std::string dims;
+  for (size_t k = 0; k < shape.size(); ++k)
+    dims += std::to_string(shape[k]) + (shape.size() == 1 ? "," : (k + 1 < shape.size() ? ", " : ""));
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+    ", 'shape': (" + dims + "), }";
   // Padded with spaces and a newline so that the data start at a multiple
   // of 64 bytes (10 bytes of preamble first), as numpy writes it.
   header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
@@ -49,8 +49,23 @@ void writeImageNpy(FILE* out, const Image& image, bool asBool)
     static_cast<unsigned char>(header.size() & 0xFF), static_cast<unsigned char>(header.size() >> 8) };
   if (std::fwrite(head, 1, sizeof head, out) != sizeof head ||
     std::fwrite(header.data(), 1, header.size(), out) != header.size() ||
-    std::fwrite(image.bytes.data(), 1, image.bytes.size(), out) != image.bytes.size())
+    (bytes && std::fwrite(data, 1, bytes, out) != bytes))
     throw Error("could not write the output image");
+}
+}
+
+void writeImageNpy(FILE* out, const Image& image, bool asBool)
+{
+  std::vector<int64_t> shape;
+  for (int k = 0; k < image.axes; ++k)
+    shape.push_back(image.dims[image.fortranOrder ? k : image.axes - 1 - k]);
+  writeNpy(out, asBool ? "|b1" : descrOf(image.type), image.fortranOrder, shape, image.bytes.data(),
+    image.bytes.size());
+}
+
+void writeArrayNpy(FILE* out, ScalarType type, const std::vector<int64_t>& shape, const void* data, size_t bytes)
+{
+  writeNpy(out, descrOf(type), false, shape, data, bytes);
 }
 }
 }

@@ -7,6 +7,7 @@
 #include "Image.h"
 
 #include <cstdio>
+#include <vector>
 
 namespace topovox
 {
@@ -14,5 +15,8 @@ namespace cli
 {
 // `asBool`: write the bytes (0/1) as numpy bool.
 void writeImageNpy(FILE* out, const Image& image, bool asBool = false);
+// Any C-ordered array: numpy's shape (slowest axis first) and raw bytes in
+// the host's order, typed by `type`.
+void writeArrayNpy(FILE* out, ScalarType type, const std::vector<int64_t>& shape, const void* data, size_t bytes);
 }
 }

@@ -36,6 +36,7 @@ const std::vector<Command>& commandTable()
       runPersistence },
     { "transform", "Euler characteristic transform (chi per direction and threshold)", runTransform },
     { "morphology", "binary and grey morphology as scipy.ndimage computes it", runMorphology },
+    { "distance", "distance transforms (edt, cdt, bf) as scipy.ndimage computes them", runDistance },
   };
   return table;
 }

@@ -1,0 +1,52 @@
+// DistanceTransform.h - distance transforms with scipy.ndimage's
+// conventions (distance_transform_edt, _cdt, _bf), on the CPU threads.
+//
+// Foreground: nonzero voxels (NaN included); each gets its distance to the
+// nearest background (zero) voxel, background voxels 0. Arrays are x
+// fastest; `sampling` is the voxel size per axis, x first. Indices: per
+// image axis (x first), the coordinate of a nearest background voxel;
+// where several are nearest, ours may differ from scipy's choice (the
+// distance is the same).
+//
+// * edt: exact Euclidean (Felzenszwalb and Huttenlocher's lower envelopes,
+//   axis by axis, carrying the nearest voxel), float64, distances computed
+//   from the indices as scipy computes them: sqrt of the squared offsets
+//   times sampling, summed from numpy's first axis (z) to its last (x). An
+//   image without background gets scipy's answer: the nearest "background"
+//   voxel is index -1 on numpy's first axis and 0 on the others.
+// * cdt: taxicab or chessboard distances, int32 (exact; scipy's chamfer
+//   gives the same), -1 everywhere without background.
+// * bf: brute force over every background voxel: euclidean (float64, with
+//   sampling; sqrt(DBL_MAX) without background), taxicab or chessboard
+//   (uint32, sampling unused as in scipy; UINT32_MAX without background).
+#pragma once
+
+#include "topovox/Grid.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace topovox
+{
+
+enum class DistanceMetric : int
+{
+  Euclidean = 0,
+  Taxicab = 1,
+  Chessboard = 2
+};
+
+struct DistanceTransform
+{
+  std::vector<double> distances;        // edt, bf euclidean
+  std::vector<int32_t> integerDistances; // cdt
+  std::vector<uint32_t> bfDistances;      // bf taxicab / chessboard
+  std::vector<int32_t> indices[3];        // per axis, x first (when asked)
+};
+
+DistanceTransform distanceTransformEdt(const GridView& image, const double sampling[3], bool withIndices, int threads = 0);
+DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric metric, bool withIndices, int threads = 0);
+DistanceTransform distanceTransformBf(const GridView& image, DistanceMetric metric, const double sampling[3],
+  bool withIndices, int threads = 0);
+
+} // namespace topovox

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""`topovox distance` against scipy.ndimage on the same arrays.
+
+distance_transform_edt (with sampling; distances equal within rounding), the
+returned indices (each must name a background voxel at exactly the reported
+distance: ties may pick another than scipy), distance_transform_cdt (taxicab
+and chessboard, exact, int32) and distance_transform_bf (all three metrics,
+exact), on random 1D/2D/3D images from sparse to dense background, images
+without background (scipy's own answers), and shipped images thresholded;
+then the usage errors.
+
+Usage: test_cli_distance.py --topovox PATH --data DIR
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import scipy.ndimage as ndi
+
+from sidecar_data import load_sidecar
+
+failures = []
+checks = 0
+
+
+def expect(ok, what):
+    global checks
+    checks += 1
+    if not ok:
+        failures.append(what)
+        if len(failures) < 30:
+            print("FAIL:", what, flush=True)
+
+
+def run(tool, work, image, args, indices=False):
+    src, out, idx = (os.path.join(work, n) for n in ("in.npy", "out.npy", "idx.npy"))
+    np.save(src, image)
+    p = subprocess.run([tool, "distance", src, "-o", out] + args + (["--indices", idx] if indices else []),
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return p, None
+    return np.load(out), (np.load(idx) if indices else None)
+
+
+def check_edt(tool, work, x, sampling, what):
+    got, idx = run(tool, work, x, ["--sampling", ",".join(str(s) for s in reversed(sampling))], indices=True)
+    want = ndi.distance_transform_edt(x, sampling=sampling)
+    ok = isinstance(got, np.ndarray) and got.dtype == np.float64 and np.allclose(got, want, rtol=1e-12, atol=0)
+    expect(ok, what + ": edt distances")
+    if ok and x.any() and not x.all():
+        # Each index names a background voxel at the reported distance.
+        background = ~x[tuple(idx)]
+        offsets = (idx - np.indices(x.shape)) * np.array(sampling).reshape((-1,) + (1,) * x.ndim)
+        dist = np.sqrt(np.sum(offsets.astype(np.float64) ** 2, axis=0))
+        expect(background.all() and np.allclose(dist, want, rtol=1e-12, atol=0), what + ": edt indices")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topovox", required=True)
+    ap.add_argument("--data", required=True)
+    a = ap.parse_args()
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as work:
+        for shape in ((31,), (13, 17), (7, 9, 11)):
+            for density in (0.02, 0.3, 0.8):
+                x = rng.random(shape) > density
+                what = "%s background %.2f" % (shape, density)
+                check_edt(a.topovox, work, x, [1.0] * len(shape), what)
+                check_edt(a.topovox, work, x, list(rng.uniform(0.3, 2.5, size=len(shape))), what + " sampling")
+                for metric in ("taxicab", "chessboard"):
+                    got, _ = run(a.topovox, work, x, ["--method", "cdt", "--metric", metric])
+                    want = ndi.distance_transform_cdt(x, metric=metric)
+                    expect(isinstance(got, np.ndarray) and got.dtype == np.int32 and np.array_equal(got, want),
+                           "%s: cdt %s" % (what, metric))
+                for metric in ("euclidean", "taxicab", "chessboard"):
+                    got, _ = run(a.topovox, work, x, ["--method", "bf", "--metric", metric])
+                    want = ndi.distance_transform_bf(x, metric=metric)
+                    expect(isinstance(got, np.ndarray) and got.dtype == want.dtype and np.array_equal(got, want),
+                           "%s: bf %s" % (what, metric))
+            # No background at all: scipy's answers.
+            ones = np.ones(shape, bool)
+            check_edt(a.topovox, work, ones, [1.0] * len(shape), "%s without background" % (shape,))
+            got, _ = run(a.topovox, work, ones, ["--method", "cdt"])
+            expect(np.array_equal(got, ndi.distance_transform_cdt(ones)), "%s without background: cdt" % (shape,))
+            for metric in ("euclidean", "taxicab"):
+                got, _ = run(a.topovox, work, ones, ["--method", "bf", "--metric", metric])
+                expect(np.array_equal(got, ndi.distance_transform_bf(ones, metric=metric)),
+                       "%s without background: bf %s" % (shape, metric))
+        for name in ("camera_512", "headsq_64x64x93"):
+            volume, meta = load_sidecar(os.path.join(a.data, name + ".json"))
+            mask = volume > np.percentile(volume, 60)
+            check_edt(a.topovox, work, mask, [float(s) for s in reversed(meta["spacing"][:mask.ndim])], name)
+            got, _ = run(a.topovox, work, mask, ["--method", "cdt", "--metric", "taxicab"])
+            expect(np.array_equal(got, ndi.distance_transform_cdt(mask, metric="taxicab")), name + ": cdt taxicab")
+        # Usage errors: exit 2, one line.
+        x = rng.random((5, 5)) > 0.5
+        for args, why in ((["--method", "edt", "--metric", "taxicab"], "Euclidean"),
+                          (["--method", "cdt", "--metric", "euclidean"], "taxicab or chessboard"),
+                          (["--method", "fast"], "expected edt"),
+                          (["--sampling", "1,2,3"], "one per image axis"),
+                          (["--sampling", "0"], "positive")):
+            p, _ = run(a.topovox, work, x, args)
+            expect(not isinstance(p, np.ndarray) and p.returncode == 2 and why in p.stderr and
+                   len(p.stderr.strip().splitlines()) == 1,
+                   "%s: expected exit 2 naming '%s', got %r" % (args, why, getattr(p, "stderr", "an image")))
+    print("%d checks, %d failures" % (checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
