@@ -113,11 +113,8 @@ int vtkEulerSensitivityFilter::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
   // The whole image on rank 0, nothing elsewhere.
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
   topovox_vtk::requestWholeOnRoot(inputVector[0]->GetInformationObject(0),
-    topovox_vtk::participatingRanks(this->Controller, pieces) <= 1 || piece == 0);
+    topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)));
   return 1;
 }
 
@@ -127,11 +124,8 @@ int vtkEulerSensitivityFilter::RequestData(
   vtkImageData* image = vtkImageData::GetData(inputVector[0]);
   vtkTable* table = vtkTable::GetData(outputVector, 0);
   vtkImageData* output = vtkImageData::GetData(outputVector, 1);
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1 && piece != 0)
-    return 1;
+  if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
+    return 1; // rank 0 computes from the whole image
   if (!image)
   {
     vtkErrorMacro(<< "Euler sensitivity: the input is not an image (vtkImageData).");

@@ -47,11 +47,8 @@ int vtkGPUDistanceTransformFilter::FillInputPortInformation(int, vtkInformation*
 int vtkGPUDistanceTransformFilter::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
   topovox_vtk::requestWholeOnRoot(inputVector[0]->GetInformationObject(0),
-    topovox_vtk::participatingRanks(this->Controller, pieces) <= 1 || piece == 0);
+    topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)));
   return 1;
 }
 
@@ -60,11 +57,8 @@ int vtkGPUDistanceTransformFilter::RequestData(
 {
   vtkImageData* image = vtkImageData::GetData(inputVector[0]);
   vtkImageData* output = vtkImageData::GetData(outputVector);
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1 && piece != 0)
-    return 1;
+  if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
+    return 1; // rank 0 computes from the whole image
   if (!image)
   {
     vtkErrorMacro(<< "Distance transform: the input is not an image (vtkImageData).");

@@ -54,10 +54,7 @@ int vtkGPUMorphologyFilter::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
   // The whole image (and mask) on rank 0, nothing elsewhere.
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  const bool root = topovox_vtk::participatingRanks(this->Controller, pieces) <= 1 || piece == 0;
+  const bool root = topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0));
   for (int port = 0; port < 2; ++port)
     if (vtkInformation* inInfo = inputVector[port]->GetInformationObject(0))
       topovox_vtk::requestWholeOnRoot(inInfo, root);
@@ -121,11 +118,8 @@ int vtkGPUMorphologyFilter::RequestData(
 {
   vtkImageData* image = vtkImageData::GetData(inputVector[0]);
   vtkImageData* output = vtkImageData::GetData(outputVector);
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  if (topovox_vtk::participatingRanks(this->Controller, pieces) > 1 && piece != 0)
-    return 1;
+  if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
+    return 1; // rank 0 computes from the whole image
   if (!image)
   {
     vtkErrorMacro(<< "Morphology: the input is not an image (vtkImageData).");

@@ -162,6 +162,13 @@ void requestWholeOnRoot(vtkInformation* inInfo, bool root)
   requestExtent(inInfo, root ? whole : empty);
 }
 
+bool computesOnThisRank(vtkMultiProcessController* controller, vtkInformation* outInfo)
+{
+  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
+  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
+  return participatingRanks(controller, pieces) <= 1 || piece == 0;
+}
+
 int participatingRanks(vtkMultiProcessController* controller, int pieces)
 {
   if (!controller || pieces <= 1)

@@ -51,6 +51,11 @@ std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellDat
 void requestBlockWithHalo(vtkInformation* inInfo, int piece, int pieces);
 void requestWholeOnRoot(vtkInformation* inInfo, bool root);
 
+// For filters that compute on rank 0 from the whole image (requested with
+// requestWholeOnRoot): whether this rank computes; the others leave their
+// output empty.
+bool computesOnThisRank(vtkMultiProcessController* controller, vtkInformation* outInfo);
+
 // Number of ranks taking part in a piece-wise reduction: the controller's
 // process count when the pipeline split the data into that many pieces,
 // else 1 (each process computed the whole image, nothing to combine).

@@ -60,6 +60,25 @@ void forLines(const int64_t dims[3], int a, int threads, Body body)
   });
 }
 
+// Every voxel its own nearest voxel to start with (x, y, z per axis);
+// returns whether there is any background.
+bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], std::vector<int32_t> feature[3])
+{
+  const size_t count = fg.size();
+  for (int a = 0; a < 3; ++a)
+    feature[a].resize(count);
+  bool anyBackground = false;
+  for (size_t k = 0; k < count; ++k)
+  {
+    anyBackground = anyBackground || !fg[k];
+    const int64_t i = static_cast<int64_t>(k);
+    feature[0][k] = static_cast<int32_t>(i % n[0]);
+    feature[1][k] = static_cast<int32_t>((i / n[0]) % n[1]);
+    feature[2][k] = static_cast<int32_t>(i / (n[0] * n[1]));
+  }
+  return anyBackground;
+}
+
 // The numpy-first axis of the image (the last axis with more than one
 // sample, x first), where scipy puts its -1 for an image without background.
 int numpyFirstAxis(const int64_t dims[3])
@@ -83,18 +102,9 @@ DistanceTransform distanceTransformEdt(const GridView& image, const double sampl
   // Squared distance so far and the nearest background voxel (x, y, z).
   std::vector<double> g(count);
   std::vector<int32_t> feature[3];
-  for (auto& f : feature)
-    f.assign(count, 0);
-  bool anyBackground = false;
+  const bool anyBackground = startFeatures(fg, n, feature);
   for (size_t k = 0; k < count; ++k)
-  {
     g[k] = fg[k] ? kInf : 0.0;
-    anyBackground = anyBackground || !fg[k];
-    const int64_t c[3] = { static_cast<int64_t>(k) % n[0], (static_cast<int64_t>(k) / n[0]) % n[1],
-      static_cast<int64_t>(k) / (n[0] * n[1]) };
-    for (int a = 0; a < 3; ++a)
-      feature[a][k] = static_cast<int32_t>(c[a]);
-  }
   DistanceTransform out;
   if (!anyBackground)
   {
@@ -207,18 +217,9 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   // chessboard takes their maximum: both separable, exactly.
   std::vector<int64_t> d(count);
   std::vector<int32_t> feature[3];
-  for (auto& f : feature)
-    f.assign(count, 0);
-  bool anyBackground = false;
+  const bool anyBackground = startFeatures(fg, n, feature);
   for (size_t k = 0; k < count; ++k)
-  {
     d[k] = fg[k] ? kFar : 0;
-    anyBackground = anyBackground || !fg[k];
-    const int64_t c[3] = { static_cast<int64_t>(k) % n[0], (static_cast<int64_t>(k) / n[0]) % n[1],
-      static_cast<int64_t>(k) / (n[0] * n[1]) };
-    for (int a = 0; a < 3; ++a)
-      feature[a][k] = static_cast<int32_t>(c[a]);
-  }
   DistanceTransform out;
   out.integerDistances.assign(count, -1);
   if (!anyBackground)
