@@ -15,7 +15,7 @@ libx11-dev libxt-dev libdouble-conversion-dev libavcodec-dev libavformat-dev
 libavutil-dev libswscale-dev libboost-dev python3-mpi4py libgl-dev
 libphat-dev libgudhi-dev
 openmpi-bin xvfb xauth clang libclang-rt-14-dev
-python3-numpy python3-scipy python3-skimage python3-gudhi python3-pip"
+python3-numpy python3-scipy python3-skimage python3-gudhi python3-pot python3-pip"
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then

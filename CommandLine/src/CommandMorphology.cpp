@@ -126,32 +126,6 @@ void addMorphologyOptions(OptionParser& p, MorphologyArguments& a)
     "  topovox morphology binary_fill_holes seg.nii.gz -o filled.npy");
 }
 
-// An image's samples as doubles (x fastest).
-std::vector<double> valuesOf(const Image& image)
-{
-  const GridView v = image.view();
-  std::vector<double> out(static_cast<size_t>(image.voxelCount()));
-  for (int64_t k = 0; k < image.voxelCount(); ++k)
-    switch (v.type)
-    {
-      case ScalarType::Int8: out[static_cast<size_t>(k)] = reinterpret_cast<const int8_t*>(v.data)[k]; break;
-      case ScalarType::UInt8: out[static_cast<size_t>(k)] = reinterpret_cast<const uint8_t*>(v.data)[k]; break;
-      case ScalarType::Int16: out[static_cast<size_t>(k)] = reinterpret_cast<const int16_t*>(v.data)[k]; break;
-      case ScalarType::UInt16: out[static_cast<size_t>(k)] = reinterpret_cast<const uint16_t*>(v.data)[k]; break;
-      case ScalarType::Int32: out[static_cast<size_t>(k)] = reinterpret_cast<const int32_t*>(v.data)[k]; break;
-      case ScalarType::UInt32: out[static_cast<size_t>(k)] = reinterpret_cast<const uint32_t*>(v.data)[k]; break;
-      case ScalarType::Int64:
-        out[static_cast<size_t>(k)] = static_cast<double>(reinterpret_cast<const int64_t*>(v.data)[k]);
-        break;
-      case ScalarType::UInt64:
-        out[static_cast<size_t>(k)] = static_cast<double>(reinterpret_cast<const uint64_t*>(v.data)[k]);
-        break;
-      case ScalarType::Float32: out[static_cast<size_t>(k)] = reinterpret_cast<const float*>(v.data)[k]; break;
-      case ScalarType::Float64: out[static_cast<size_t>(k)] = reinterpret_cast<const double*>(v.data)[k]; break;
-    }
-  return out;
-}
-
 // An element from an image file: its nonzero voxels and, when asked, its
 // values; at most as many axes as the image.
 StructuringElement elementFrom(const std::string& path, int axes, bool values)

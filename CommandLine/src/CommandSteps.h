@@ -23,6 +23,9 @@ const std::string& singleInput(const std::vector<std::string>& positional,
 // readImage, with a --verbose line saying what was read and how long it took.
 Image readInputLogged(const std::string& path, const InputOptions& options, bool verbose);
 
+// An image's samples as doubles, x fastest.
+std::vector<double> valuesOf(const Image& image);
+
 // Writes the table, commits the output, and says so under --verbose.
 void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
   const std::string& outputName, bool verbose);

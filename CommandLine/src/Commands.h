@@ -28,6 +28,7 @@ int runPersistence(const std::vector<std::string>& args);
 int runTransform(const std::vector<std::string>& args);
 int runMorphology(const std::vector<std::string>& args);
 int runDistance(const std::vector<std::string>& args);
+int runTransport(const std::vector<std::string>& args);
 
 } // namespace cli
 } // namespace topovox

@@ -37,6 +37,7 @@ const std::vector<Command>& commandTable()
     { "transform", "Euler characteristic transform (chi per direction and threshold)", runTransform },
     { "morphology", "binary and grey morphology as scipy.ndimage computes it", runMorphology },
     { "distance", "distance transforms (edt, cdt, bf) as scipy.ndimage computes them", runDistance },
+    { "transport", "entropic optimal transport between histograms (POT's Sinkhorn)", runTransport },
   };
   return table;
 }

@@ -1,0 +1,229 @@
+// Sinkhorn.cpp - POT's Sinkhorn iterations (Sinkhorn.h), pairs of
+// histograms on the CPU threads.
+#include "topovox/Sinkhorn.h"
+
+#include "topovox/Device.h"
+
+#include "../common/Parallel.h"
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+namespace topovox
+{
+namespace
+{
+double norm2(const std::vector<double>& x)
+{
+  double s = 0;
+  for (double v : x)
+    s += v * v;
+  return std::sqrt(s);
+}
+
+// log(sum(exp(x))) over n values with a stride, -inf when all are -inf.
+double logSumExp(const double* x, int64_t n, int64_t stride)
+{
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t k = 0; k < n; ++k)
+    m = std::max(m, x[k * stride]);
+  if (m == -std::numeric_limits<double>::infinity())
+    return m;
+  double s = 0;
+  for (int64_t k = 0; k < n; ++k)
+    s += std::exp(x[k * stride] - m);
+  return m + std::log(s);
+}
+
+struct PairResult
+{
+  double cost = 0, error = 1;
+  int iterations = 0;
+  std::string warning;
+};
+
+PairResult scaling(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
+  int64_t d, const SinkhornOptions& o, double* plan)
+{
+  std::vector<double> u(static_cast<size_t>(d), 1.0 / d), v(u), uprev, vprev, ktu(static_cast<size_t>(d)),
+    tmp(static_cast<size_t>(d));
+  PairResult r;
+  bool converged = false;
+  for (int ii = 0; ii < o.numItermax; ++ii)
+  {
+    uprev = u;
+    vprev = v;
+    for (int64_t j = 0; j < d; ++j)
+    {
+      double s = 0;
+      for (int64_t i = 0; i < d; ++i)
+        s += K[static_cast<size_t>(i * d + j)] * u[static_cast<size_t>(i)];
+      ktu[static_cast<size_t>(j)] = s;
+      v[static_cast<size_t>(j)] = b[j] / s;
+    }
+    bool bad = false;
+    for (int64_t i = 0; i < d; ++i)
+    {
+      double s = 0;
+      for (int64_t j = 0; j < d; ++j)
+        s += ((1.0 / a[i]) * K[static_cast<size_t>(i * d + j)]) * v[static_cast<size_t>(j)];
+      u[static_cast<size_t>(i)] = 1.0 / s;
+    }
+    for (int64_t k = 0; k < d; ++k)
+      bad = bad || ktu[static_cast<size_t>(k)] == 0 || !std::isfinite(u[static_cast<size_t>(k)]) ||
+        !std::isfinite(v[static_cast<size_t>(k)]);
+    r.iterations = ii + 1;
+    if (bad)
+    {
+      r.warning = "numerical errors at iteration " + std::to_string(ii);
+      u = uprev;
+      v = vprev;
+      converged = true;
+      break;
+    }
+    if (ii % 10 == 0)
+    {
+      for (int64_t j = 0; j < d; ++j)
+      {
+        double s = 0;
+        for (int64_t i = 0; i < d; ++i)
+          s += u[static_cast<size_t>(i)] * K[static_cast<size_t>(i * d + j)];
+        tmp[static_cast<size_t>(j)] = s * v[static_cast<size_t>(j)] - b[j];
+      }
+      r.error = norm2(tmp);
+      if (r.error < o.stopThr)
+      {
+        converged = true;
+        break;
+      }
+    }
+  }
+  if (!converged)
+    r.warning = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
+      std::to_string(r.error) + ")";
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j)
+    {
+      const size_t k = static_cast<size_t>(i * d + j);
+      const double p = u[static_cast<size_t>(i)] * K[k] * v[static_cast<size_t>(j)];
+      r.cost += p * M[k];
+      if (plan)
+        plan[k] = p;
+    }
+  return r;
+}
+
+PairResult logDomain(const double* a, const double* b, const std::vector<double>& M, int64_t d,
+  const SinkhornOptions& o, double* plan)
+{
+  std::vector<double> Mr(M.size()), u(static_cast<size_t>(d), 0.0), v(u), work(static_cast<size_t>(d)),
+    tmp(static_cast<size_t>(d));
+  for (size_t k = 0; k < M.size(); ++k)
+    Mr[k] = -M[k] / o.reg;
+  PairResult r;
+  bool converged = false;
+  std::vector<double> column(static_cast<size_t>(d));
+  for (int ii = 0; ii < o.numItermax; ++ii)
+  {
+    for (int64_t j = 0; j < d; ++j)
+    {
+      for (int64_t i = 0; i < d; ++i)
+        column[static_cast<size_t>(i)] = Mr[static_cast<size_t>(i * d + j)] + u[static_cast<size_t>(i)];
+      v[static_cast<size_t>(j)] = std::log(b[j]) - logSumExp(column.data(), d, 1);
+    }
+    for (int64_t i = 0; i < d; ++i)
+    {
+      for (int64_t j = 0; j < d; ++j)
+        work[static_cast<size_t>(j)] = Mr[static_cast<size_t>(i * d + j)] + v[static_cast<size_t>(j)];
+      u[static_cast<size_t>(i)] = std::log(a[i]) - logSumExp(work.data(), d, 1);
+    }
+    r.iterations = ii + 1;
+    if (ii % 10 == 0)
+    {
+      for (int64_t j = 0; j < d; ++j)
+      {
+        double s = 0;
+        for (int64_t i = 0; i < d; ++i)
+          s += std::exp(Mr[static_cast<size_t>(i * d + j)] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
+        tmp[static_cast<size_t>(j)] = s - b[j];
+      }
+      r.error = norm2(tmp);
+      if (r.error < o.stopThr)
+      {
+        converged = true;
+        break;
+      }
+    }
+  }
+  if (!converged)
+    r.warning = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
+      std::to_string(r.error) + ")";
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j)
+    {
+      const size_t k = static_cast<size_t>(i * d + j);
+      const double p = std::exp(Mr[k] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
+      r.cost += p * M[k];
+      if (plan)
+        plan[k] = p;
+    }
+  return r;
+}
+} // namespace
+
+SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& M,
+  int64_t pairs, int64_t d, const SinkhornOptions& o)
+{
+  if (pairs < 1 || d < 1)
+    throw std::invalid_argument("at least one pair of histograms of dimension 1 is needed");
+  if (static_cast<int64_t>(a.size()) != pairs * d || static_cast<int64_t>(b.size()) != pairs * d)
+    throw std::invalid_argument("the histograms must be pairs x d values each");
+  if (static_cast<int64_t>(M.size()) != d * d)
+    throw std::invalid_argument("the cost matrix must be d x d (d = " + std::to_string(d) + ")");
+  if (!(o.reg > 0) || !std::isfinite(o.reg))
+    throw std::invalid_argument("reg must be positive and finite");
+  if (o.numItermax < 1)
+    throw std::invalid_argument("numItermax must be at least 1");
+  for (const auto* v : { &a, &b })
+    for (double x : *v)
+      if (!(x >= 0) || !std::isfinite(x))
+        throw std::invalid_argument("histograms must be nonnegative and finite");
+  for (double x : M)
+    if (!std::isfinite(x))
+      throw std::invalid_argument("the cost matrix must be finite");
+  SinkhornResult out;
+  out.costs.assign(static_cast<size_t>(pairs), 0.0);
+  out.iterations.assign(static_cast<size_t>(pairs), 0);
+  out.errors.assign(static_cast<size_t>(pairs), 0.0);
+  if (o.computePlans)
+    out.plans.assign(static_cast<size_t>(pairs * d * d), 0.0);
+  std::vector<double> K;
+  if (o.method == SinkhornMethod::Sinkhorn)
+  {
+    K.resize(M.size());
+    for (size_t k = 0; k < M.size(); ++k)
+      K[k] = std::exp(M[k] / (-o.reg));
+  }
+  std::mutex lock;
+  parallelFor(pairs, o.threads > 0 ? o.threads : defaultThreadCount(), [&](int, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+    {
+      double* plan = o.computePlans ? out.plans.data() + p * d * d : nullptr;
+      const PairResult r = o.method == SinkhornMethod::Sinkhorn
+        ? scaling(a.data() + p * d, b.data() + p * d, M, K, d, o, plan)
+        : logDomain(a.data() + p * d, b.data() + p * d, M, d, o, plan);
+      out.costs[static_cast<size_t>(p)] = r.cost;
+      out.iterations[static_cast<size_t>(p)] = r.iterations;
+      out.errors[static_cast<size_t>(p)] = r.error;
+      if (!r.warning.empty())
+      {
+        std::lock_guard<std::mutex> guard(lock);
+        out.warnings += (out.warnings.empty() ? "" : "\n") + std::string("pair ") + std::to_string(p) + ": " + r.warning;
+      }
+    }
+  });
+  return out;
+}
+} // namespace topovox

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""`topovox transport` against POT (Python Optimal Transport) on the same
+inputs: ot.sinkhorn's plans and ot.sinkhorn2's costs, method 'sinkhorn' and
+'sinkhorn_log', several regularisations, batches of pairs and one histogram
+broadcast against many (relative error 1e-10: the same iterations in
+float64); the plans' marginals match a and b when converged; a zero entry
+in a marginal (log domain) gives a zero plan row, no NaN; too few
+iterations warn in one line and still write; and the usage errors.
+Skipped (exit 77) without POT.
+
+Usage: test_cli_transport.py --topovox PATH
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+
+try:
+    import ot
+except ImportError:
+    print("SKIP: POT (python3-pot) is not installed")
+    sys.exit(77)
+
+warnings.simplefilter("ignore")
+failures = []
+checks = 0
+
+
+def expect(ok, what):
+    global checks
+    checks += 1
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def rel(x, y):
+    return float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / max(np.max(np.abs(np.asarray(y))), 1e-300))
+
+
+def run(tool, work, A, B, M, args):
+    paths = [os.path.join(work, n) for n in ("A.npy", "B.npy", "M.npy")]
+    for p, v in zip(paths, (A, B, M)):
+        np.save(p, v)
+    out, plan = os.path.join(work, "c.csv"), os.path.join(work, "P.npy")
+    p = subprocess.run([tool, "transport"] + paths + args + ["--plan", plan, "-o", out], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        return p, None, None
+    return p, np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2), np.load(plan)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topovox", required=True)
+    a = ap.parse_args()
+    rng = np.random.default_rng(11)
+    with tempfile.TemporaryDirectory() as work:
+        for d, n in ((7, 1), (16, 5)):
+            A = rng.random((n, d)); A /= A.sum(1, keepdims=True)
+            B = rng.random((n, d)); B /= B.sum(1, keepdims=True)
+            x = rng.random((d, 2))
+            M = ot.dist(x, x)
+            for method in ("sinkhorn", "sinkhorn_log"):
+                for reg in (1.0, 0.1, 0.02):
+                    what = "d %d pairs %d %s reg %g" % (d, n, method, reg)
+                    p, table, plans = run(a.topovox, work, A, B, M, ["--reg", str(reg), "--method", method])
+                    if table is None:
+                        expect(False, what + ": " + p.stderr.strip())
+                        continue
+                    for i in range(n):
+                        want = ot.sinkhorn(A[i], B[i], M, reg, method=method)
+                        cost = float(ot.sinkhorn2(A[i], B[i], M, reg, method=method))
+                        expect(rel(plans[i], want) < 1e-10, "%s pair %d: plan equals POT's" % (what, i))
+                        expect(abs(table[i, 1] - cost) <= 1e-10 * abs(cost), "%s pair %d: cost equals POT's" % (what, i))
+                        if table[i, 3] < 1e-9:
+                            expect(np.allclose(plans[i].sum(0), B[i], atol=1e-8) and
+                                   np.allclose(plans[i].sum(1), A[i], atol=1e-8), "%s pair %d: marginals" % (what, i))
+            # One source histogram against every target.
+            p, table, plans = run(a.topovox, work, A[0], B, M, ["--reg", "0.1"])
+            expect(table is not None and all(abs(table[i, 1] - float(ot.sinkhorn2(A[0], B[i], M, 0.1))) <= 1e-10 *
+                                             float(ot.sinkhorn2(A[0], B[i], M, 0.1)) for i in range(n)),
+                   "d %d: one A against %d B" % (d, n))
+        # A zero marginal entry in the log domain: a zero row, no NaN.
+        d = 6
+        A = np.array([0.0, 0.3, 0.2, 0.1, 0.25, 0.15]); B = np.full(d, 1.0 / d)
+        x = np.arange(d, dtype=float)[:, None]
+        M = ot.dist(x, x) / 25.0
+        p, table, plans = run(a.topovox, work, A, B, M, ["--reg", "0.05", "--method", "sinkhorn_log"])
+        expect(table is not None and np.all(np.isfinite(plans)) and np.all(plans[0, 0] == 0) and
+               rel(plans[0], ot.sinkhorn(A, B, M, 0.05, method="sinkhorn_log")) < 1e-10,
+               "a zero marginal entry: zero row, no NaN, POT's plan")
+        # Too few iterations: a one-line warning, and the output.
+        A = rng.random(8); A /= A.sum(); B = rng.random(8); B /= B.sum()
+        x = rng.random((8, 1)); M = ot.dist(x, x)
+        p, table, plans = run(a.topovox, work, A, B, M, ["--reg", "0.001", "--iterations", "3"])
+        expect(table is not None and "did not converge" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+               "non-convergence warns once: %r" % p.stderr)
+        # Usage errors: exit 2, one line.
+        for args, data, why in ((["--reg", "0"], (A, B, M), "reg"),
+                                ([], (-A, B, M), "nonnegative"),
+                                ([], (A, B[:5], M), "disagree"),
+                                (["--method", "emd"], (A, B, M), "sinkhorn_log")):
+            p, table, _ = run(a.topovox, work, data[0], data[1], data[2], args)
+            expect(table is None and p.returncode == 2 and why in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+                   "%s: expected exit 2 naming '%s', got %d %r" % (args, why, p.returncode, p.stderr))
+    print("%d checks, %d failures" % (checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
