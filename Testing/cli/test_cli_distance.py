@@ -22,17 +22,7 @@ import scipy.ndimage as ndi
 
 from sidecar_data import load_sidecar
 
-failures = []
-checks = 0
-
-
-def expect(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        if len(failures) < 30:
-            print("FAIL:", what, flush=True)
+from cli_checks import expect, failures, finish  # noqa: E402
 
 
 def run(tool, work, image, args, indices=False):
@@ -107,8 +97,7 @@ def main():
             expect(not isinstance(p, np.ndarray) and p.returncode == 2 and why in p.stderr and
                    len(p.stderr.strip().splitlines()) == 1,
                    "%s: expected exit 2 naming '%s', got %r" % (args, why, getattr(p, "stderr", "an image")))
-    print("%d checks, %d failures" % (checks, len(failures)))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

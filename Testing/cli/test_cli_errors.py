@@ -24,16 +24,7 @@ import time
 
 import numpy as np
 
-failures = []
-checks = 0
-
-
-def expect(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+from cli_checks import expect, failures, finish  # noqa: E402
 
 
 class Runner:
@@ -103,8 +94,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="topovox-errors-") as workdir:
         r = Runner(os.path.abspath(args.topovox), workdir, args.show)
         run_all(r, args.data)
-    print(f"{checks} checks, {len(failures)} failures, {time.time() - start:.1f} s")
-    return 1 if failures else 0
+    print(f"{time.time() - start:.1f} s")
+    return finish()
 
 
 def run_all(r, data_dir):

@@ -26,17 +26,7 @@ import scipy.ndimage as ndi
 
 from sidecar_data import load_sidecar
 
-failures = []
-checks = 0
-
-
-def expect(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        if len(failures) < 30:
-            print("FAIL:", what, flush=True)
+from cli_checks import expect, failures, finish  # noqa: E402
 
 
 class Tool:
@@ -174,8 +164,7 @@ def main():
                    len(p.stderr.strip().splitlines()) == 1,
                    "%s %s: expected exit 2 naming '%s', got %r" % (op, args, why,
                                                                 getattr(p, "stderr", "an image")))
-    print("%d checks, %d failures" % (checks, len(failures)))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -39,8 +39,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="topovox-persistence-errors-") as workdir:
         r = base.Runner(os.path.abspath(args.topovox), workdir, args.show)
         run_all(r, args.data)
-    print(f"{base.checks} checks, {len(base.failures)} failures, {time.time() - start:.1f} s")
-    return 1 if base.failures else 0
+    print(f"{time.time() - start:.1f} s")
+    return base.finish()
 
 
 def run_all(r, data_dir):

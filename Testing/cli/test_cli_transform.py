@@ -24,13 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from transform_oracle import transform_oracle  # noqa: E402
 from sidecar_data import load_sidecar  # noqa: E402
 
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+from cli_checks import expect, failures, finish  # noqa: E402
 
 
 def run(topovox, args):
@@ -112,8 +106,7 @@ def main():
             expect(p.returncode == 2 and why in p.stderr and len(p.stderr.strip().splitlines()) == 1
                    and not os.path.exists(out),
                    "%s: expected exit 2 and one line naming '%s', got %d %r" % (args, why, p.returncode, p.stderr))
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -26,16 +26,7 @@ except ImportError:
     sys.exit(77)
 
 warnings.simplefilter("ignore")
-failures = []
-checks = 0
-
-
-def expect(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+from cli_checks import expect, failures, finish  # noqa: E402
 
 
 def rel(x, y):
@@ -108,8 +99,7 @@ def main():
             p, table, _ = run(a.topovox, work, data[0], data[1], data[2], args)
             expect(table is None and p.returncode == 2 and why in p.stderr and len(p.stderr.strip().splitlines()) == 1,
                    "%s: expected exit 2 naming '%s', got %d %r" % (args, why, p.returncode, p.stderr))
-    print("%d checks, %d failures" % (checks, len(failures)))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

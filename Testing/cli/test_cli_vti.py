@@ -25,13 +25,7 @@ import tempfile
 import numpy as np
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vti")
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+from cli_checks import expect, failures, finish  # noqa: E402
 
 
 def run(topovox, args):
@@ -92,8 +86,7 @@ def main():
                    and not os.path.exists(out),
                    "%s: expected exit 1 and one line naming '%s', got %d %r" % (os.path.basename(path), why,
                                                                               p.returncode, p.stderr))
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

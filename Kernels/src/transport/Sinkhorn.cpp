@@ -44,6 +44,26 @@ struct PairResult
   std::string warning;
 };
 
+// The plan entry by entry (entry(i, j)), its cost <P, M>, and the warning
+// when the iterations ran out.
+template <typename Entry>
+void finish(PairResult& r, bool converged, const SinkhornOptions& o, int64_t d, const std::vector<double>& M,
+  double* plan, Entry entry)
+{
+  if (!converged)
+    r.warning = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
+      std::to_string(r.error) + ")";
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j)
+    {
+      const size_t k = static_cast<size_t>(i * d + j);
+      const double p = entry(i, j);
+      r.cost += p * M[k];
+      if (plan)
+        plan[k] = p;
+    }
+}
+
 PairResult scaling(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
   int64_t d, const SinkhornOptions& o, double* plan)
 {
@@ -100,18 +120,8 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
       }
     }
   }
-  if (!converged)
-    r.warning = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
-      std::to_string(r.error) + ")";
-  for (int64_t i = 0; i < d; ++i)
-    for (int64_t j = 0; j < d; ++j)
-    {
-      const size_t k = static_cast<size_t>(i * d + j);
-      const double p = u[static_cast<size_t>(i)] * K[k] * v[static_cast<size_t>(j)];
-      r.cost += p * M[k];
-      if (plan)
-        plan[k] = p;
-    }
+  finish(r, converged, o, d, M, plan,
+    [&](int64_t i, int64_t j) { return u[static_cast<size_t>(i)] * K[static_cast<size_t>(i * d + j)] * v[static_cast<size_t>(j)]; });
   return r;
 }
 
@@ -157,18 +167,9 @@ PairResult logDomain(const double* a, const double* b, const std::vector<double>
       }
     }
   }
-  if (!converged)
-    r.warning = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
-      std::to_string(r.error) + ")";
-  for (int64_t i = 0; i < d; ++i)
-    for (int64_t j = 0; j < d; ++j)
-    {
-      const size_t k = static_cast<size_t>(i * d + j);
-      const double p = std::exp(Mr[k] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
-      r.cost += p * M[k];
-      if (plan)
-        plan[k] = p;
-    }
+  finish(r, converged, o, d, M, plan, [&](int64_t i, int64_t j) {
+    return std::exp(Mr[static_cast<size_t>(i * d + j)] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
+  });
   return r;
 }
 } // namespace
