@@ -129,6 +129,7 @@ int runTransport(const std::vector<std::string>& args)
   spread(B, nb);
   SinkhornOptions o = a.options;
   o.threads = a.execution.threads;
+  o.device = a.execution.device;
   o.computePlans = planOutput != nullptr;
   SinkhornResult r;
   try

@@ -1,6 +1,8 @@
 // Sinkhorn.h - entropic optimal transport between pairs of histograms that
 // share one cost matrix, with POT's (Python Optimal Transport) arguments,
-// defaults and iterations mirrored, on the CPU threads (pairs in parallel).
+// defaults and iterations mirrored, on the CPU threads (pairs in parallel)
+// or the GPU (a thread block per pair; the same updates, sums in another
+// order).
 //
 // For each pair (a, b) of histograms of dimension d (a: source, b: target;
 // nonnegative) and the d x d cost M, the plan P minimising <P, M> - reg H(P)
@@ -17,6 +19,8 @@
 //   potentials and zero plan rows, never NaN.
 // The cost is <P, M> (POT's sinkhorn2).
 #pragma once
+
+#include "topovox/Device.h"
 
 #include <cstdint>
 #include <string>
@@ -39,6 +43,9 @@ struct SinkhornOptions
   double stopThr = 1e-9;
   bool computePlans = false;
   int threads = 0;
+  // GPU (asked for by name; Auto runs on the CPU in this version): one
+  // thread block per pair, every iteration on the device.
+  Device device = Device::Auto;
 };
 
 struct SinkhornResult
@@ -48,6 +55,7 @@ struct SinkhornResult
   std::vector<int> iterations;   // per pair
   std::vector<double> errors;    // per pair: the last marginal violation
   std::string warnings;          // numerical errors, non-convergence
+  Device device = Device::CPU;   // where it ran
 };
 
 // a, b: `pairs` x d row-major; M: d x d row-major. Throws
