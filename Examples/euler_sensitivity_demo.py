@@ -10,30 +10,18 @@ Needs PV_PLUGIN_PATH to point at the TopoVox plugin. Writes
 OUTPUT_DIR/euler_sensitivity.vti, OUTPUT_DIR/soft_euler_curve.csv and
 OUTPUT_DIR/euler_sensitivity.png.
 """
-import gzip
-import json
 import os
-import shutil
 import sys
 
 from paraview.simple import (ColorBy, CreateView, EulerCharacteristicSensitivity, GetColorTransferFunction,
-                             ImageReader, OutputPort, SaveData, SaveScreenshot, Show, Slice)
+                             OutputPort, SaveData, SaveScreenshot, Show, Slice)
 
-here = os.path.dirname(os.path.abspath(__file__))
-data_dir = os.path.join(here, "..", "Testing", "Data")
+from headsq_reader import open_headsq
+
 out_dir = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "out")
 os.makedirs(out_dir, exist_ok=True)
-
-meta = json.load(open(os.path.join(data_dir, "headsq_64x64x93.json")))
-raw_path = os.path.join(out_dir, "headsq_64x64x93.raw")
-with gzip.open(os.path.join(data_dir, meta["file"])) as src, open(raw_path, "wb") as dst:
-    shutil.copyfileobj(src, dst)
-nx, ny, nz = meta["dims"]
-reader = ImageReader(FileNames=[raw_path])
-reader.DataScalarType = "short"
-reader.DataByteOrder = "LittleEndian"
-reader.DataExtent = [0, nx - 1, 0, ny - 1, 0, nz - 1]
-reader.DataSpacing = meta["spacing"]
+reader, meta, raw_path = open_headsq(out_dir)
+nz = meta["dims"][2]
 
 # Soft Euler curve of the CT values: 24 thresholds over the range, a sigmoid
 # about 100 CT units wide.

@@ -126,25 +126,13 @@ int vtkEulerSensitivityFilter::RequestData(
   vtkImageData* output = vtkImageData::GetData(outputVector, 1);
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
-  if (!image)
-  {
-    vtkErrorMacro(<< "Euler sensitivity: the input is not an image (vtkImageData).");
-    return 0;
-  }
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = this->GetInputArrayToProcess(0, image, association);
+  vtkDataArray* selected = image ? this->GetInputArrayToProcess(0, image, association) : nullptr;
+  vtkDataArray* array = nullptr;
   bool cellData = false;
-  vtkDataArray* array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
-  if (!array)
-  {
-    vtkErrorMacro(<< "Euler sensitivity: the input image has no scalar array to process (select one).");
-    return 0;
-  }
-  int ext[6];
-  image->GetExtent(ext);
   topovox::GridView grid;
-  topovox::Box owned;
-  const std::string why = topovox_vtk::describeArray(image, array, cellData, this->Component, ext, ext, grid, owned);
+  const std::string why =
+    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
   if (!why.empty())
   {
     vtkErrorMacro(<< "Euler sensitivity: " << why << ".");
@@ -166,6 +154,8 @@ int vtkEulerSensitivityFilter::RequestData(
   p.weight = this->Weight;
   p.threads = this->NumberOfThreads;
   double spacing[3], ijk[3];
+  int ext[6];
+  image->GetExtent(ext);
   image->GetSpacing(spacing);
   for (int a = 0; a < 3; ++a)
   {

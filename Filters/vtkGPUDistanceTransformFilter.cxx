@@ -59,25 +59,13 @@ int vtkGPUDistanceTransformFilter::RequestData(
   vtkImageData* output = vtkImageData::GetData(outputVector);
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
-  if (!image)
-  {
-    vtkErrorMacro(<< "Distance transform: the input is not an image (vtkImageData).");
-    return 0;
-  }
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = this->GetInputArrayToProcess(0, image, association);
+  vtkDataArray* selected = image ? this->GetInputArrayToProcess(0, image, association) : nullptr;
+  vtkDataArray* array = nullptr;
   bool cellData = false;
-  vtkDataArray* array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
-  if (!array)
-  {
-    vtkErrorMacro(<< "Distance transform: the input image has no scalar array to process (select one).");
-    return 0;
-  }
-  int ext[6];
-  image->GetExtent(ext);
   topovox::GridView grid;
-  topovox::Box owned;
-  const std::string why = topovox_vtk::describeArray(image, array, cellData, this->Component, ext, ext, grid, owned);
+  const std::string why =
+    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
   if (!why.empty())
   {
     vtkErrorMacro(<< "Distance transform: " << why << ".");

@@ -68,6 +68,22 @@ vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageDa
   return selected ? selected : image->GetPointData()->GetScalars();
 }
 
+std::string describeWholeImage(vtkImageData* image, vtkDataArray* selected, int association, int component,
+  vtkDataArray*& array, bool& cellData, topovox::GridView& grid)
+{
+  array = nullptr;
+  cellData = false;
+  if (!image)
+    return "the input is not an image (vtkImageData)";
+  array = arrayToProcess(selected, association, image, cellData);
+  if (!array)
+    return "the input image has no scalar array to process (select one)";
+  int ext[6];
+  image->GetExtent(ext);
+  topovox::Box owned;
+  return describeArray(image, array, cellData, component, ext, ext, grid, owned);
+}
+
 std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellData, int component,
   const int whole[6], const int piece[6], topovox::GridView& grid, topovox::Box& owned)
 {

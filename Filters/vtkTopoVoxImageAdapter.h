@@ -34,6 +34,13 @@ void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
 // as VTK users expect. Sets cellData; null when the image has neither.
 vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageData* image, bool& cellData);
 
+// For filters that compute on one rank from the whole image: the array to
+// process (`selected`, else the active point scalars) of `image` as a
+// GridView over the image's extent. An empty string, or the reason (no
+// image, no array, a bad array) for the filter's error message.
+std::string describeWholeImage(vtkImageData* image, vtkDataArray* selected, int association, int component,
+  vtkDataArray*& array, bool& cellData, topovox::GridView& grid);
+
 // Describes component `component` (-1: the only one; an error for a
 // multi-component array) of `array` (point data, or cell data when
 // cellData) of `image` as a GridView, and the box of samples this piece owns
