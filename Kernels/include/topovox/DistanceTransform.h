@@ -1,5 +1,6 @@
 // DistanceTransform.h - distance transforms with scipy.ndimage's
-// conventions (distance_transform_edt, _cdt, _bf), on the CPU threads.
+// conventions (distance_transform_edt, _cdt, _bf), on the CPU threads; the
+// exact Euclidean one also on the GPU (same bits: the same line code).
 //
 // Foreground: nonzero voxels (NaN included); each gets its distance to the
 // nearest background (zero) voxel, background voxels 0. Arrays are x
@@ -21,6 +22,7 @@
 //   (uint32, sampling unused as in scipy; UINT32_MAX without background).
 #pragma once
 
+#include "topovox/Device.h"
 #include "topovox/Grid.h"
 
 #include <cstdint>
@@ -44,7 +46,8 @@ struct DistanceTransform
   std::vector<int32_t> indices[3];        // per axis, x first (when asked)
 };
 
-DistanceTransform distanceTransformEdt(const GridView& image, const double sampling[3], bool withIndices, int threads = 0);
+DistanceTransform distanceTransformEdt(const GridView& image, const double sampling[3], bool withIndices, int threads = 0,
+  Device device = Device::Auto);
 DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric metric, bool withIndices, int threads = 0);
 DistanceTransform distanceTransformBf(const GridView& image, DistanceMetric metric, const double sampling[3],
   bool withIndices, int threads = 0);

@@ -5,6 +5,9 @@
 
 #include "topovox/Device.h"
 
+#include "DistanceBackends.h"
+#include "EdtLine.h"
+
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 
@@ -90,7 +93,8 @@ int numpyFirstAxis(const int64_t dims[3])
 }
 } // namespace
 
-DistanceTransform distanceTransformEdt(const GridView& image, const double sampling[3], bool withIndices, int threads)
+DistanceTransform distanceTransformEdt(
+  const GridView& image, const double sampling[3], bool withIndices, int threads, Device device)
 {
   const std::vector<uint8_t> fg = foregroundOf(image);
   const int64_t* n = image.dims;
@@ -99,6 +103,24 @@ DistanceTransform distanceTransformEdt(const GridView& image, const double sampl
   for (int a = 0; a < 3; ++a)
     if (!(sampling[a] > 0) || !std::isfinite(sampling[a]))
       throw std::invalid_argument("the sampling must be positive and finite");
+#ifdef TOPOVOX_WITH_CUDA
+  // The image without background is the CPU's (a constant answer).
+  if (resolveDevice(device, nullptr) == Device::GPU && std::find(fg.begin(), fg.end(), 0) != fg.end())
+  {
+    try
+    {
+      DistanceTransform onGpu;
+      distance::edtGPU(fg.data(), n, sampling, withIndices, onGpu);
+      return onGpu;
+    }
+    catch (const std::runtime_error&)
+    {
+      // No GPU memory or a driver error: the CPU gives the same result.
+    }
+  }
+#else
+  (void)device;
+#endif
   // Squared distance so far and the nearest background voxel (x, y, z).
   std::vector<double> g(count);
   std::vector<int32_t> feature[3];
@@ -119,66 +141,45 @@ DistanceTransform distanceTransformEdt(const GridView& image, const double sampl
         continue;
       const double s2 = sampling[a] * sampling[a];
       forLines(n, a, threads, [&](int64_t first, int64_t step) {
+        // The line's values and features are copied first: the envelope
+        // reads positions the output has already overwritten.
+        thread_local std::vector<double> f;
+        thread_local std::vector<int32_t> from[3], v;
+        thread_local std::vector<double> z;
         const int64_t len = n[a];
-        // Lower envelope of the parabolas s2 (p - q)^2 + g(q) over the
-        // finite g (Felzenszwalb and Huttenlocher).
-        std::vector<int64_t> v;
-        std::vector<double> z;
-        std::vector<double> f(static_cast<size_t>(len));
-        for (int64_t q = 0; q < len; ++q)
-          f[static_cast<size_t>(q)] = g[static_cast<size_t>(first + q * step)];
-        for (int64_t q = 0; q < len; ++q)
+        const size_t l = static_cast<size_t>(len);
+        f.resize(l);
+        v.resize(l);
+        z.resize(l);
+        for (int b = 0; b < 3; ++b)
+          from[b].resize(l);
+        for (size_t q = 0; q < l; ++q)
         {
-          if (f[static_cast<size_t>(q)] == kInf)
-            continue;
-          while (!v.empty())
+          const size_t at = static_cast<size_t>(first) + q * static_cast<size_t>(step);
+          f[q] = g[at];
+          for (int b = 0; b < 3; ++b)
+            from[b][q] = feature[b][at];
+        }
+        struct In
+        {
+          const double* f;
+          double g(int64_t q) const { return f[q]; }
+        } in{ f.data() };
+        struct Out
+        {
+          double* g;
+          std::vector<int32_t>* feature;
+          const std::vector<int32_t>* from;
+          int64_t first, step;
+          void take(int64_t p, int64_t q, double gp)
           {
-            const int64_t r = v.back();
-            const double s = ((f[static_cast<size_t>(q)] + s2 * q * q) - (f[static_cast<size_t>(r)] + s2 * r * r)) /
-              (2.0 * s2 * static_cast<double>(q - r));
-            if (s <= z.back())
-            {
-              v.pop_back();
-              z.pop_back();
-            }
-            else
-            {
-              z.push_back(s);
-              break;
-            }
+            const size_t at = static_cast<size_t>(first + p * step);
+            g[at] = gp;
+            for (int b = 0; b < 3; ++b)
+              feature[b][at] = from[b][static_cast<size_t>(q)];
           }
-          if (v.empty())
-            z.push_back(-kInf);
-          v.push_back(q);
-        }
-        if (v.empty())
-          return; // nothing finite on this line yet
-        std::vector<int32_t> from(static_cast<size_t>(len));
-        size_t j = 0;
-        for (int64_t p = 0; p < len; ++p)
-        {
-          while (j + 1 < v.size() && z[j + 1] < static_cast<double>(p))
-            ++j;
-          from[static_cast<size_t>(p)] = static_cast<int32_t>(v[j]);
-        }
-        std::vector<int32_t> fx(static_cast<size_t>(len)), fy(fx.size()), fz(fx.size());
-        for (int64_t q = 0; q < len; ++q)
-        {
-          const size_t at = static_cast<size_t>(first + q * step);
-          fx[static_cast<size_t>(q)] = feature[0][at];
-          fy[static_cast<size_t>(q)] = feature[1][at];
-          fz[static_cast<size_t>(q)] = feature[2][at];
-        }
-        for (int64_t p = 0; p < len; ++p)
-        {
-          const int64_t q = from[static_cast<size_t>(p)];
-          const size_t at = static_cast<size_t>(first + p * step);
-          const double d = static_cast<double>(p - q);
-          g[at] = f[static_cast<size_t>(q)] + s2 * d * d;
-          feature[0][at] = fx[static_cast<size_t>(q)];
-          feature[1][at] = fy[static_cast<size_t>(q)];
-          feature[2][at] = fz[static_cast<size_t>(q)];
-        }
+        } out{ g.data(), feature, from, first, step };
+        distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
       });
     }
   // Distances from the indices, as scipy computes them (numpy's axes z, y, x).
@@ -187,15 +188,9 @@ DistanceTransform distanceTransformEdt(const GridView& image, const double sampl
     for (int64_t k = k0; k < k1; ++k)
     {
       const int64_t c[3] = { k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1]) };
-      double sum = 0;
-      bool firstTerm = true;
-      for (int a = 2; a >= 0; --a)
-      {
-        const double d = static_cast<double>(feature[a][static_cast<size_t>(k)] - c[a]) * sampling[a];
-        sum = firstTerm ? d * d : sum + d * d;
-        firstTerm = false;
-      }
-      out.distances[static_cast<size_t>(k)] = std::sqrt(sum);
+      const size_t at = static_cast<size_t>(k);
+      const int32_t f[3] = { feature[0][at], feature[1][at], feature[2][at] };
+      out.distances[at] = distance::edtDistance(f, c, sampling);
     }
   });
   if (withIndices)

@@ -107,6 +107,15 @@ TV_HD uint8_t erodeVoxel(const uint8_t* in, const int64_t dims[3], const Element
   const uint8_t v = in[at];
   if ((mask && !mask[at]) || (center && v == F))
     return v;
+  // Interior: the whole element inside the image, no bounds to check.
+  if (x + e.reach[0][0] >= 0 && x + e.reach[0][1] < dims[0] && y + e.reach[1][0] >= 0 &&
+    y + e.reach[1][1] < dims[1] && z + e.reach[2][0] >= 0 && z + e.reach[2][1] < dims[2])
+  {
+    for (int k = 0; k < e.count; ++k)
+      if ((in[at + e.direct[k]] ? T : F) != 1)
+        return F;
+    return T;
+  }
   for (int k = 0; k < e.count; ++k)
   {
     const int64_t q0 = x + e.delta[3 * k], q1 = y + e.delta[3 * k + 1], q2 = z + e.delta[3 * k + 2];

@@ -1,0 +1,117 @@
+// test_distance.cpp - the distance transform kernels (scipy.ndimage itself
+// is the oracle in Testing/cli and Testing/Python):
+//  * --device cpu: the exact Euclidean and chamfer transforms equal the
+//    brute force over every background voxel (sampling a power of two, so
+//    that the sums are exact and the distances must be equal), the indices
+//    name a background voxel at that distance, and nothing depends on the
+//    number of threads;
+//  * --device gpu: the GPU's Euclidean transform gives the CPU's bits,
+//    distances and indices (exit 77 without a GPU).
+#include "topovox/DistanceTransform.h"
+
+#include "KernelCheck.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace topovox;
+using kernel_check::expect;
+
+namespace
+{
+// Foreground with a given share of background voxels, and at least one (a
+// share of 0: a single one in a corner; the image without background is
+// scipy's special case, checked against scipy in Testing/cli).
+std::vector<uint8_t> randomImage(std::mt19937_64& rng, size_t count, int backgroundPerMille)
+{
+  std::vector<uint8_t> f(count, 1);
+  for (auto& v : f)
+    v = static_cast<int>(rng() % 1000) < backgroundPerMille ? 0 : 1;
+  if (backgroundPerMille == 0)
+    f[count - 1] = 0;
+  else if (std::find(f.begin(), f.end(), 0) == f.end())
+    f[rng() % count] = 0;
+  return f;
+}
+
+bool sameTransform(const DistanceTransform& a, const DistanceTransform& b)
+{
+  bool same = a.distances == b.distances;
+  for (int k = 0; k < 3; ++k)
+    same = same && a.indices[k] == b.indices[k];
+  return same;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+  bool gpu = false;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--device"))
+      gpu = !std::strcmp(argv[i + 1], "gpu");
+  if (gpu)
+  {
+    std::string warn;
+    if (resolveDevice(Device::GPU, &warn) != Device::GPU)
+    {
+      std::printf("SKIP: %s\n", warn.c_str());
+      return 77;
+    }
+  }
+  std::mt19937_64 rng(5);
+  const double samplings[][3] = { { 1, 1, 1 }, { 1, 2, 0.5 }, { 0.25, 1, 4 } };
+  std::vector<std::vector<int64_t>> shapes = { { 1, 1, 1 }, { 57, 1, 1 }, { 1, 31, 1 }, { 23, 17, 1 },
+    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 } };
+  if (gpu)
+    shapes.push_back({ 96, 80, 70 }); // many lines per thread block, some long
+  for (const auto& n : shapes)
+    for (int perMille : { 0, 3, 100, 600 })
+    {
+      const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
+      const std::vector<uint8_t> image = randomImage(rng, count, perMille);
+      const GridView g = GridView::contiguous(image.data(), ScalarType::UInt8, n[0], n[1], n[2]);
+      const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
+        " background " + std::to_string(perMille) + "/1000";
+      for (const auto& s : samplings)
+      {
+        const std::string what = shape + " sampling " + std::to_string(s[0]) + "," + std::to_string(s[1]) + "," +
+          std::to_string(s[2]);
+        const DistanceTransform cpu = distanceTransformEdt(g, s, true, 1, Device::CPU);
+        if (gpu)
+        {
+          expect(sameTransform(cpu, distanceTransformEdt(g, s, true, 0, Device::GPU)), what + ": GPU edt == CPU edt");
+          expect(cpu.distances == distanceTransformEdt(g, s, false, 0, Device::GPU).distances,
+            what + ": GPU edt without indices");
+          continue;
+        }
+        expect(sameTransform(cpu, distanceTransformEdt(g, s, true, 4, Device::CPU)), what + ": threads 1 == 4");
+        if (count > 4000)
+          continue; // the brute force is quadratic
+        const DistanceTransform bf = distanceTransformBf(g, DistanceMetric::Euclidean, s, false, 1);
+        expect(cpu.distances == bf.distances, what + ": edt == brute force");
+        bool pointsAtBackground = true;
+        for (size_t k = 0; k < count; ++k)
+        {
+          const int64_t at = cpu.indices[0][k] + n[0] * (cpu.indices[1][k] + n[1] * cpu.indices[2][k]);
+          pointsAtBackground = pointsAtBackground && at >= 0 && at < static_cast<int64_t>(count) && !image[at];
+        }
+        expect(pointsAtBackground, what + ": indices name background voxels");
+      }
+      if (gpu || count > 4000)
+        continue;
+      for (DistanceMetric m : { DistanceMetric::Taxicab, DistanceMetric::Chessboard })
+      {
+        const double unit[3] = { 1, 1, 1 };
+        const DistanceTransform cdt = distanceTransformCdt(g, m, false, 1);
+        const DistanceTransform bf = distanceTransformBf(g, m, unit, false, 1);
+        bool same = true;
+        for (size_t k = 0; k < count; ++k)
+          same = same && static_cast<uint32_t>(cdt.integerDistances[k]) == bf.bfDistances[k];
+        expect(same, shape + (m == DistanceMetric::Taxicab ? ": taxicab" : ": chessboard") + " cdt == brute force");
+      }
+    }
+  return kernel_check::finish();
+}
