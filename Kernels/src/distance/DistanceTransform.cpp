@@ -37,11 +37,15 @@ std::vector<uint8_t> foregroundOf(const GridView& g)
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d = static_cast<const T*>(g.data);
-    size_t k = 0;
-    for (int64_t z = 0; z < g.dims[2]; ++z)
-      for (int64_t y = 0; y < g.dims[1]; ++y)
+    parallelFor(g.dims[1] * g.dims[2], defaultThreadCount(), [&](int, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const T* row = d + (r % g.dims[1]) * g.strides[1] + (r / g.dims[1]) * g.strides[2];
+        uint8_t* to = f.data() + r * g.dims[0];
         for (int64_t x = 0; x < g.dims[0]; ++x)
-          f[k++] = d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]] != T(0);
+          to[x] = row[x * g.strides[0]] != T(0);
+      }
+    });
   });
   return f;
 }
@@ -135,10 +139,12 @@ DistanceTransform distanceTransformEdt(
       std::fill(feature[a].begin(), feature[a].end(), a == first ? -1 : 0);
   }
   else
-    for (int a = 0; a < 3; ++a)
+    for (int a = 0, firstAxis = -1; a < 3; ++a)
     {
       if (n[a] == 1)
         continue;
+      if (firstAxis < 0)
+        firstAxis = a; // the values are still 0 or infinity
       const double s2 = sampling[a] * sampling[a];
       forLines(n, a, threads, [&](int64_t first, int64_t step) {
         // The line's values and features are copied first: the envelope
@@ -179,7 +185,11 @@ DistanceTransform distanceTransformEdt(
               feature[b][at] = from[b][static_cast<size_t>(q)];
           }
         } out{ g.data(), feature, from, first, step };
-        distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
+        if (a == firstAxis)
+          distance::firstAxisLine(
+            len, s2, [&](int64_t q) { return f[static_cast<size_t>(q)] == 0.0; }, out, { v.data(), 1 });
+        else
+          distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
       });
     }
   // Distances from the indices, as scipy computes them (numpy's axes z, y, x).

@@ -3,12 +3,18 @@
 // line code, axis after axis between two device buffers (the envelope reads
 // positions a line's output has already overwritten on the CPU, which copies
 // the line first; here the other buffer is the copy). The lines' scratch is
-// interleaved so that neighbouring threads touch neighbouring words.
+// interleaved so that neighbouring threads touch neighbouring words. The
+// first axis only looks for the nearest background voxel (EdtLine.h): along
+// x, where one thread per line would read memory far apart, one thread block
+// per line does it with two block-wide scans.
 #include "DistanceBackends.h"
 #include "EdtLine.h"
 
 #include "../common/CudaUtil.cuh"
 
+#include <cub/block/block_scan.cuh>
+
+#include <climits>
 #include <utility>
 
 namespace topovox
@@ -65,6 +71,78 @@ struct DeviceOut
   }
 };
 
+struct MaxOf
+{
+  __device__ int operator()(int a, int b) const { return a > b ? a : b; }
+};
+struct MinOf
+{
+  __device__ int operator()(int a, int b) const { return a < b ? a : b; }
+};
+
+// The first axis along x: line `line` (y + ny z) in tiles of kScanThreads,
+// left to right for the nearest background at or before each voxel (kept in
+// the x features meanwhile), then right to left for the one at or after.
+constexpr int kScanThreads = 256;
+__global__ void firstAxisXKernel(const uint8_t* __restrict__ fg, int64_t nx, int64_t ny, int64_t lines, double s2,
+  double* g, Features f)
+{
+  using Scan = cub::BlockScan<int, kScanThreads>;
+  __shared__ typename Scan::TempStorage scratch;
+  for (int64_t line = blockIdx.x; line < lines; line += gridDim.x)
+  {
+    const int64_t base = line * nx;
+    const int32_t y = static_cast<int32_t>(line % ny), z = static_cast<int32_t>(line / ny);
+    int carry = -1;
+    for (int64_t t0 = 0; t0 < nx; t0 += kScanThreads)
+    {
+      const int64_t p = t0 + threadIdx.x;
+      int key = p < nx && !fg[base + p] ? static_cast<int>(p) : -1, tile;
+      Scan(scratch).InclusiveScan(key, key, MaxOf(), tile);
+      if (p < nx)
+        f.axis[0][base + p] = key > carry ? key : carry;
+      carry = tile > carry ? tile : carry;
+      __syncthreads(); // the scan's storage is reused
+    }
+    carry = INT_MAX;
+    for (int64_t t1 = nx; t1 > 0; t1 -= kScanThreads)
+    {
+      const int64_t p = t1 - 1 - threadIdx.x;
+      int key = p >= 0 && !fg[base + p] ? static_cast<int>(p) : INT_MAX, tile;
+      Scan(scratch).InclusiveScan(key, key, MinOf(), tile);
+      if (p >= 0)
+      {
+        const int right = key < carry ? key : carry;
+        const int64_t q = nearestOf(p, f.axis[0][base + p], right == INT_MAX ? -1 : right);
+        g[base + p] = q < 0 ? INFINITY : firstAxisG(s2, p, q);
+        f.axis[0][base + p] = static_cast<int32_t>(q < 0 ? p : q);
+        f.axis[1][base + p] = y;
+        f.axis[2][base + p] = z;
+      }
+      carry = tile < carry ? tile : carry;
+      __syncthreads();
+    }
+  }
+}
+
+// The first axis along y or z: one thread per line (neighbouring threads,
+// neighbouring x).
+__global__ void firstAxisKernel(const uint8_t* __restrict__ fg, Features fIn, double* gOut, Features fOut, int32_t* v,
+  int64_t nx, int64_t ny, int64_t nz, int a, double s2)
+{
+  const int64_t dims[3] = { nx, ny, nz };
+  const int64_t stride[3] = { 1, nx, nx * ny };
+  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+  const int64_t lines = dims[b] * dims[c];
+  for (int64_t l = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; l < lines; l += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t first = (l % dims[b]) * stride[b] + (l / dims[b]) * stride[c];
+    DeviceOut out{ gOut, fOut, fIn, first, stride[a] };
+    const auto background = [&](int64_t q) { return !fg[first + q * stride[a]]; };
+    firstAxisLine(dims[a], s2, background, out, Strided<int32_t>{ v + l, lines });
+  }
+}
+
 // Lines along axis a (dims and strides x first); line l starts at the voxel
 // whose other two coordinates are (l % n[b], l / n[b]).
 __global__ void lineKernel(const double* __restrict__ gIn, Features fIn, double* gOut, Features fOut, int32_t* v,
@@ -109,9 +187,33 @@ void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], 
   Features in{ { f0.ptr, f0.ptr + count, f0.ptr + 2 * count } };
   Features to{ { f1.ptr, f1.ptr + count, f1.ptr + 2 * count } };
   double *gIn = g0.ptr, *gTo = g1.ptr;
-  startKernel<<<blocksFor(n), kThreads>>>(foreground.ptr, dims[0], dims[1], n, gIn, in);
-  check(cudaGetLastError(), "distance transform start");
-  for (int a = 0; a < 3; ++a)
+  int a = 0;
+  if (dims[0] > 1)
+  {
+    // Every voxel written: no start values needed.
+    const int64_t lines = dims[1] * dims[2];
+    firstAxisXKernel<<<static_cast<int>(lines < (1 << 30) ? lines : (1 << 30)), kScanThreads>>>(
+      foreground.ptr, dims[0], dims[1], lines, sampling[0] * sampling[0], gIn, in);
+    check(cudaGetLastError(), "distance transform first axis");
+    a = 1;
+  }
+  else
+  {
+    startKernel<<<blocksFor(n), kThreads>>>(foreground.ptr, dims[0], dims[1], n, gIn, in);
+    check(cudaGetLastError(), "distance transform start");
+    while (a < 2 && dims[a] == 1)
+      ++a;
+    if (dims[a] > 1)
+    {
+      firstAxisKernel<<<blocksFor(n / dims[a]), kThreads>>>(
+        foreground.ptr, in, gTo, to, v.ptr, dims[0], dims[1], dims[2], a, sampling[a] * sampling[a]);
+      check(cudaGetLastError(), "distance transform first axis");
+      std::swap(gIn, gTo);
+      std::swap(in, to);
+    }
+    ++a;
+  }
+  for (; a < 3; ++a)
   {
     if (dims[a] == 1)
       continue;

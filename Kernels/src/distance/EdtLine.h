@@ -101,6 +101,52 @@ TV_HD bool edtLine(int64_t len, double s2, const In& in, Out& out, Strided<int32
   return true;
 }
 
+// The first axis transformed: every value is 0 (background) or infinity,
+// so the envelope is simply the nearest background voxel of the line, found
+// by two scans (linear, and on the GPU a pair of block-wide scans). Ties go
+// to the lower index. The GPU's block-scan kernel for lines along x uses
+// nearestOf and firstAxisG too, so both give the same bits.
+TV_HD int64_t nearestOf(int64_t p, int64_t left, int64_t right)
+{
+  if (left < 0)
+    return right;
+  if (right < 0)
+    return left;
+  return p - left <= right - p ? left : right;
+}
+
+TV_HD double firstAxisG(double s2, int64_t p, int64_t q)
+{
+  const double d = static_cast<double>(p - q);
+  return mulRn(mulRn(s2, d), d);
+}
+
+// background(p): whether position p is background. out.take as in edtLine;
+// positions with no background on the line get take(p, p, infinity).
+// `left` needs `len` entries.
+template <typename Background, typename Out>
+TV_HD void firstAxisLine(int64_t len, double s2, const Background& background, Out& out, Strided<int32_t> left)
+{
+  int64_t last = -1;
+  for (int64_t p = 0; p < len; ++p)
+  {
+    if (background(p))
+      last = p;
+    left[p] = static_cast<int32_t>(last);
+  }
+  int64_t next = -1;
+  for (int64_t p = len - 1; p >= 0; --p)
+  {
+    if (background(p))
+      next = p;
+    const int64_t q = nearestOf(p, left[p], next);
+    if (q < 0)
+      out.take(p, p, INFINITY);
+    else
+      out.take(p, q, firstAxisG(s2, p, q));
+  }
+}
+
 // scipy's distance from a voxel at c to its nearest background voxel f:
 // the squared offsets times sampling summed from numpy's first axis (z) to
 // its last (x), then the square root.
