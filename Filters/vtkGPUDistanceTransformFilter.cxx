@@ -92,10 +92,15 @@ int vtkGPUDistanceTransformFilter::RequestData(
   const bool euclidean = this->Metric == EUCLIDEAN || this->Metric == BRUTE_FORCE_EUCLIDEAN;
   const bool wantIndices = this->ComputeIndices || this->ComputeVectors;
   topovox::DistanceTransform t, outside;
+  const topovox::Device device = topovox_vtk::toDevice(this->Device);
+  std::string deviceWarning;
+  topovox::resolveDevice(device, &deviceWarning);
+  if (!deviceWarning.empty())
+    vtkWarningMacro(<< deviceWarning);
   try
   {
     if (this->Metric == EUCLIDEAN)
-      t = topovox::distanceTransformEdt(view(fg), sampling, wantIndices, this->NumberOfThreads);
+      t = topovox::distanceTransformEdt(view(fg), sampling, wantIndices, this->NumberOfThreads, device);
     else if (this->Metric == BRUTE_FORCE_EUCLIDEAN)
       t = topovox::distanceTransformBf(view(fg), topovox::DistanceMetric::Euclidean, sampling, wantIndices,
         this->NumberOfThreads);
@@ -104,7 +109,7 @@ int vtkGPUDistanceTransformFilter::RequestData(
         this->Metric == CHESSBOARD ? topovox::DistanceMetric::Chessboard : topovox::DistanceMetric::Taxicab,
         wantIndices, this->NumberOfThreads);
     if (this->ComputeSignedDistance && euclidean)
-      outside = topovox::distanceTransformEdt(view(bg), sampling, false, this->NumberOfThreads);
+      outside = topovox::distanceTransformEdt(view(bg), sampling, false, this->NumberOfThreads, device);
   }
   catch (const std::exception& e)
   {
@@ -174,4 +179,5 @@ void vtkGPUDistanceTransformFilter::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Metric: " << this->Metric << " UseForegroundRange: " << this->UseForegroundRange << "\n";
   os << indent << "ComputeIndices: " << this->ComputeIndices << " ComputeVectors: " << this->ComputeVectors
      << " ComputeSignedDistance: " << this->ComputeSignedDistance << "\n";
+  os << indent << "Device: " << this->Device << " NumberOfThreads: " << this->NumberOfThreads << "\n";
 }

@@ -15,7 +15,9 @@
  *   level-set and medical users expect.
  * Definitions: Kernels/include/topovox/DistanceTransform.h.
  *
- * Device: the CPU threads in this version. MPI: rank 0 reads the whole image
+ * Device: Auto (the GPU when present), CPU or GPU, with identical results;
+ * the exact Euclidean metric runs on the GPU, the others on the CPU
+ * threads. MPI: rank 0 reads the whole image
  * and computes (the exact transform is global); other ranks output empty
  * images.
  */
@@ -55,6 +57,9 @@ public:
   vtkGetMacro(ComputeSignedDistance, bool);
   vtkSetClampMacro(Component, int, -1, VTK_INT_MAX);
   vtkGetMacro(Component, int);
+  /// 0 Auto, 1 CPU, 2 GPU.
+  vtkSetClampMacro(Device, int, 0, 2);
+  vtkGetMacro(Device, int);
   vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
   vtkGetMacro(NumberOfThreads, int);
   void SetController(vtkMultiProcessController* controller);
@@ -74,6 +79,7 @@ protected:
   bool ComputeVectors = false;
   bool ComputeSignedDistance = false;
   int Component = -1;
+  int Device = 0;
   int NumberOfThreads = 0;
   vtkMultiProcessController* Controller = nullptr;
 

@@ -132,8 +132,10 @@ int vtkGPUMorphologyFilter::RequestData(
     vtkErrorMacro(<< "Morphology: " << why << ".");
     return 0;
   }
-  if (this->Device == 2)
-    vtkWarningMacro(<< "Morphology runs on the CPU threads in this version.");
+  std::string deviceWarning;
+  topovox::resolveDevice(topovox_vtk::toDevice(this->Device), &deviceWarning);
+  if (!deviceWarning.empty())
+    vtkWarningMacro(<< deviceWarning);
   const bool binary = isBinary(this->Operation);
   const int component = std::max(0, this->Component);
 
@@ -173,10 +175,12 @@ int vtkGPUMorphologyFilter::RequestData(
     bo.borderValue = this->BorderValue;
     bo.mask = mask.empty() ? nullptr : mask.data();
     bo.threads = this->NumberOfThreads;
+    bo.device = topovox_vtk::toDevice(this->Device);
     topovox::GreyOptions go;
     go.mode = static_cast<topovox::BorderMode>(this->BorderMode);
     go.cval = this->ConstantValue;
     go.threads = this->NumberOfThreads;
+    go.device = topovox_vtk::toDevice(this->Device);
     switch (this->Operation)
     {
       case BINARY_EROSION: bytes = topovox::binaryErosion(grid, s, bo); break;

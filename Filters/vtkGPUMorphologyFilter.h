@@ -23,8 +23,9 @@
  * Optional second input: a mask image on the same grid (nonzero = may
  * change), for the binary operators.
  *
- * Device: the operators run on the CPU threads in this version (a GPU
- * request warns). MPI: rank 0 reads the whole image and computes; the other
+ * Device: Auto (the GPU when present), CPU or GPU, with identical results;
+ * the GPU runs erosion, dilation and the operators built on them (fill
+ * holes and hit-or-miss run on the CPU threads). MPI: rank 0 reads the whole image and computes; the other
  * ranks output empty images.
  */
 #ifndef vtkGPUMorphologyFilter_h

@@ -121,7 +121,7 @@ int runDistance(const std::vector<std::string>& args)
   {
     if (a.method == "edt")
     {
-      t = distanceTransformEdt(image.view(), sampling, indexOutput != nullptr, a.execution.threads);
+      t = distanceTransformEdt(image.view(), sampling, indexOutput != nullptr, a.execution.threads, a.execution.device);
       result.type = ScalarType::Float64;
       result.bytes.resize(t.distances.size() * sizeof(double));
       std::memcpy(result.bytes.data(), t.distances.data(), result.bytes.size());
