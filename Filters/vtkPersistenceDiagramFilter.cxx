@@ -287,6 +287,7 @@ int vtkPersistenceDiagramFilter::RequestData(
   const double far = super ? range[0] : range[1];
 
   // Port 1: the table.
+  auto tPairId = makeArray<vtkIntArray>("PairIdentifier");
   auto tDim = makeArray<vtkIntArray>("Dimension");
   auto tBirth = makeArray<vtkDoubleArray>("Birth");
   auto tDeath = makeArray<vtkDoubleArray>("Death");
@@ -330,6 +331,7 @@ int vtkPersistenceDiagramFilter::RequestData(
     const vtkIdType birthId = voxelId(p.birthVoxel);
     const vtkIdType deathId = p.essential ? -1 : voxelId(p.deathVoxel);
 
+    tPairId->InsertNextValue(pairId);
     tDim->InsertNextValue(p.dimension);
     tBirth->InsertNextValue(p.birth);
     tDeath->InsertNextValue(p.death);
@@ -395,6 +397,7 @@ int vtkPersistenceDiagramFilter::RequestData(
     }
   }
 
+  table->AddColumn(tPairId);
   table->AddColumn(tDim);
   table->AddColumn(tBirth);
   table->AddColumn(tDeath);

@@ -18,7 +18,8 @@
  *   diagonal as a last cell with PairIdentifier -1. Essential classes are
  *   drawn up to the image's largest value (smallest, superlevel) with
  *   IsFinite 0.
- * - port 1, a vtkTable of the pairs: Dimension, Birth, Death (inf for
+ * - port 1, a vtkTable of the pairs: PairIdentifier (as in ports 0 and 2),
+ *   Dimension, Birth, Death (inf for
  *   essential classes), Persistence, IsFinite, BirthId, DeathId (voxel ids,
  *   -1 for none) and BirthX..DeathZ (voxel grid coordinates).
  * - port 2, the critical voxels as vtkPolyData (vertices) in world

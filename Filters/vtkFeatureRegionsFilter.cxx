@@ -1,0 +1,202 @@
+// vtkFeatureRegionsFilter.cxx - the VTK adapter of topovox::featureRegions:
+// the array as a kernel grid, its diagram, the selected pairs (from the
+// properties or a table of pairs), the labels as two new arrays.
+#include "vtkFeatureRegionsFilter.h"
+
+#include "vtkTopoVoxImageAdapter.h"
+
+#include "topovox/FeatureRegions.h"
+#include "topovox/Persistence.h"
+
+#include "vtkCellData.h"
+#include "vtkDataArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkIntArray.h"
+#include "vtkMultiProcessController.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkTable.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+vtkStandardNewMacro(vtkFeatureRegionsFilter);
+vtkCxxSetObjectMacro(vtkFeatureRegionsFilter, Controller, vtkMultiProcessController);
+
+vtkFeatureRegionsFilter::vtkFeatureRegionsFilter()
+{
+  this->SetNumberOfInputPorts(2);
+  this->SetController(vtkMultiProcessController::GetGlobalController());
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+vtkFeatureRegionsFilter::~vtkFeatureRegionsFilter()
+{
+  this->SetController(nullptr);
+}
+
+int vtkFeatureRegionsFilter::FillInputPortInformation(int port, vtkInformation* info)
+{
+  if (port == 0)
+    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  else
+  {
+    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkTable");
+    info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
+  }
+  return 1;
+}
+
+int vtkFeatureRegionsFilter::RequestUpdateExtent(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  const bool root = topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0));
+  if (vtkInformation* inInfo = inputVector[0]->GetInformationObject(0))
+    topovox_vtk::requestWholeOnRoot(inInfo, root);
+  return 1;
+}
+
+namespace
+{
+// The rows of a pairs table as (dimension, birth id, death id) -> label.
+// Returns an empty string or what is missing.
+std::string pairsOfTable(vtkTable* t, std::map<std::tuple<int, long long, long long>, int>& rows)
+{
+  auto* dim = vtkDataArray::SafeDownCast(t->GetColumnByName("Dimension"));
+  auto* birth = vtkDataArray::SafeDownCast(t->GetColumnByName("BirthId"));
+  auto* death = vtkDataArray::SafeDownCast(t->GetColumnByName("DeathId"));
+  auto* id = vtkDataArray::SafeDownCast(t->GetColumnByName("PairIdentifier"));
+  if (!dim || !birth || !death)
+    return "the table of pairs needs numeric columns Dimension, BirthId and DeathId (the Pairs output of the "
+           "Persistence Diagram filter)";
+  for (vtkIdType r = 0; r < t->GetNumberOfRows(); ++r)
+    rows[{ static_cast<int>(dim->GetTuple1(r)), static_cast<long long>(birth->GetTuple1(r)),
+      static_cast<long long>(death->GetTuple1(r)) }] = id ? static_cast<int>(id->GetTuple1(r)) : static_cast<int>(r);
+  return {};
+}
+} // namespace
+
+int vtkFeatureRegionsFilter::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkImageData* image = vtkImageData::GetData(inputVector[0]);
+  vtkImageData* output = vtkImageData::GetData(outputVector);
+  if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
+    return 1; // rank 0 computes from the whole image
+  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  vtkDataArray* selected = image ? this->GetInputArrayToProcess(0, image, association) : nullptr;
+  vtkDataArray* array = nullptr;
+  bool cellData = false;
+  topovox::GridView grid;
+  const std::string why =
+    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
+  if (!why.empty())
+  {
+    vtkErrorMacro(<< "Feature regions: " << why << ".");
+    return 0;
+  }
+  std::map<std::tuple<int, long long, long long>, int> tableRows;
+  vtkTable* table = vtkTable::GetData(inputVector[1]);
+  if (table)
+  {
+    const std::string missing = pairsOfTable(table, tableRows);
+    if (!missing.empty())
+    {
+      vtkErrorMacro(<< "Feature regions: " << missing << ".");
+      return 0;
+    }
+  }
+
+  this->SetProgressText("Feature regions");
+  topovox::PersistenceOptions po;
+  po.construction = this->Construction ? topovox::Construction::T : topovox::Construction::V;
+  po.filtration = this->Filtration ? topovox::Filtration::Superlevel : topovox::Filtration::Sublevel;
+  po.threads = this->NumberOfThreads;
+  po.progress = [this](double f) {
+    this->UpdateProgress(0.8 * f);
+    return !this->CheckAbort();
+  };
+  topovox::FeatureRegionOptions ro;
+  ro.construction = po.construction;
+  ro.filtration = po.filtration;
+  ro.minPersistence = this->MinimumPersistence;
+  ro.threads = this->NumberOfThreads;
+  topovox::FeatureRegions regions;
+  std::vector<int> labelOf; // per pair of the diagram: the label it is shown with
+  try
+  {
+    const topovox::PersistenceDiagram diagram = topovox::computePersistence(grid, po);
+    const auto voxelId = [&](const int64_t c[3]) {
+      return c[0] < 0 ? -1LL : static_cast<long long>(c[0] + grid.dims[0] * (c[1] + grid.dims[1] * c[2]));
+    };
+    labelOf.resize(diagram.pairs.size());
+    for (size_t i = 0; i < diagram.pairs.size(); ++i)
+    {
+      const auto& p = diagram.pairs[i];
+      labelOf[i] = static_cast<int>(i);
+      if (!table)
+        continue;
+      const auto row =
+        tableRows.find({ p.dimension, voxelId(p.birthVoxel), p.essential ? -1LL : voxelId(p.deathVoxel) });
+      if (row != tableRows.end())
+      {
+        ro.pairs.push_back(static_cast<int64_t>(i));
+        labelOf[i] = row->second;
+      }
+    }
+    if (table && ro.pairs.size() < tableRows.size())
+      vtkWarningMacro(<< "Feature regions: " << tableRows.size() - ro.pairs.size()
+                      << " rows of the table of pairs are not pairs of this image's diagram (another image, "
+                         "construction or filtration?); they are left out.");
+    if (table && ro.pairs.empty())
+    {
+      // No row is a pair of this diagram: nothing to label (an empty list
+      // would mean every pair).
+      regions.labels[0].assign(static_cast<size_t>(grid.voxelCount()), -1);
+      regions.labels[1] = regions.labels[0];
+    }
+    else
+      regions = topovox::featureRegions(grid, diagram, ro);
+  }
+  catch (const std::exception& e)
+  {
+    vtkErrorMacro(<< "Feature regions: " << e.what() << ".");
+    return 0;
+  }
+  this->UpdateProgress(0.95);
+
+  output->ShallowCopy(image);
+  vtkDataSetAttributes* attributes = cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
+                                              : static_cast<vtkDataSetAttributes*>(output->GetPointData());
+  const char* names[2] = { "ComponentRegion", "EnclosedRegion" };
+  for (int kind = 0; kind < 2; ++kind)
+  {
+    vtkNew<vtkIntArray> labels;
+    labels->SetName(names[kind]);
+    labels->SetNumberOfTuples(grid.voxelCount());
+    const std::vector<int32_t>& from = regions.labels[kind];
+    for (vtkIdType k = 0; k < grid.voxelCount(); ++k)
+    {
+      const int32_t l = from.empty() ? -1 : from[static_cast<size_t>(k)];
+      labels->SetValue(k, l < 0 ? -1 : labelOf[static_cast<size_t>(l)]);
+    }
+    attributes->AddArray(labels);
+  }
+  attributes->SetActiveScalars("ComponentRegion");
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+void vtkFeatureRegionsFilter::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Construction: " << this->Construction << " Filtration: " << this->Filtration
+     << " MinimumPersistence: " << this->MinimumPersistence << "\n";
+  os << indent << "Component: " << this->Component << " NumberOfThreads: " << this->NumberOfThreads << "\n";
+}
