@@ -126,6 +126,7 @@ int vtkFeatureRegionsFilter::RequestData(
   ro.construction = po.construction;
   ro.filtration = po.filtration;
   ro.minPersistence = this->MinimumPersistence;
+  ro.includeEssential = this->IncludeEssentialClasses;
   ro.threads = this->NumberOfThreads;
   topovox::FeatureRegions regions;
   std::vector<int> labelOf; // per pair of the diagram: the label it is shown with
@@ -197,6 +198,7 @@ void vtkFeatureRegionsFilter::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
   os << indent << "Construction: " << this->Construction << " Filtration: " << this->Filtration
-     << " MinimumPersistence: " << this->MinimumPersistence << "\n";
+     << " MinimumPersistence: " << this->MinimumPersistence
+     << " IncludeEssentialClasses: " << this->IncludeEssentialClasses << "\n";
   os << indent << "Component: " << this->Component << " NumberOfThreads: " << this->NumberOfThreads << "\n";
 }

@@ -50,6 +50,10 @@ public:
   /** Regions of the pairs that persist longer than this (without a table). */
   vtkSetClampMacro(MinimumPersistence, double, 0.0, VTK_DOUBLE_MAX);
   vtkGetMacro(MinimumPersistence, double);
+  /** Label the essential classes too (default on; without a table). The
+   * essential component is the whole image: off to see the others alone. */
+  vtkSetMacro(IncludeEssentialClasses, bool);
+  vtkGetMacro(IncludeEssentialClasses, bool);
   vtkSetClampMacro(Component, int, -1, VTK_INT_MAX);
   vtkGetMacro(Component, int);
   vtkSetClampMacro(NumberOfThreads, int, 0, 4096);
@@ -67,6 +71,7 @@ protected:
   int Construction = 0;
   int Filtration = 0;
   double MinimumPersistence = 0.0;
+  bool IncludeEssentialClasses = true;
   int Component = -1;
   int NumberOfThreads = 0;
   vtkMultiProcessController* Controller = nullptr;

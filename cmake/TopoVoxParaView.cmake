@@ -47,6 +47,10 @@ set(topovox_python_init "${CMAKE_BINARY_DIR}/${TOPOVOX_PYTHON_DESTINATION}/topov
 file(WRITE "${topovox_python_init}"
   "\"\"\"TopoVox: GPU topology of images for VTK and ParaView.\"\"\"\nfrom .TopoVoxFilters import *\n")
 install(FILES "${topovox_python_init}" DESTINATION "${TOPOVOX_PYTHON_DESTINATION}/topovox")
+# topovox.views: the diagram, barcode and curve views (Representations/).
+configure_file(Representations/topovox_views.py
+  "${CMAKE_BINARY_DIR}/${TOPOVOX_PYTHON_DESTINATION}/topovox/views.py" COPYONLY)
+install(FILES Representations/topovox_views.py DESTINATION "${TOPOVOX_PYTHON_DESTINATION}/topovox" RENAME views.py)
 
 # 2. The ParaView plugin (Plugin/ lists the module and the XML proxies).
 paraview_plugin_scan(

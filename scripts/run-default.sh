@@ -1,12 +1,18 @@
 #!/bin/sh
 # The main job on the built-in dataset: installs what is missing, builds, and
-# computes the Euler characteristic curve of the CT head volume shipped in
-# Testing/Data with the ParaView plugin under pvbatch, writing
-# out/euler_curve.csv and out/euler_curve.png (rendered under Xvfb).
+# analyses the CT head volume shipped in Testing/Data with the ParaView plugin
+# under pvbatch (rendered under Xvfb), writing into out/: the Euler
+# characteristic curve (euler_curve.csv, .png), the persistence pairs
+# (persistence_pairs.csv), the persistence diagram and barcode
+# (persistence_diagram.png, persistence_barcode.png) and a render of the
+# regions of the most persistent components (persistent_features.png).
 set -eu
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${TOPOVOX_BUILD_DIR:-$root/build}"
 "$root/scripts/install-dependencies.sh"
 "$root/scripts/build.sh"
 export PV_PLUGIN_PATH="$build/lib/paraview-5.11/plugins/TopoVox"
+python_dir="$(find "$build/lib" -maxdepth 3 -type d -name site-packages | head -n 1)"
+export PYTHONPATH="$python_dir${PYTHONPATH:+:$PYTHONPATH}"
 xvfb-run -a -s "-screen 0 1280x1024x24" pvbatch "$root/Examples/euler_curve_demo.py" "$root/out"
+xvfb-run -a -s "-screen 0 1280x1024x24" pvbatch "$root/Examples/persistence_demo.py" "$root/out"

@@ -167,6 +167,22 @@ int main()
                 expected[kind][v] = static_cast<int32_t>(i);
               }
           }
+          // Without the essential classes: nothing carries their label, the
+          // finite pairs keep their regions.
+          FeatureRegionOptions finiteOnly = ro;
+          finiteOnly.includeEssential = false;
+          const FeatureRegions rf = featureRegions(g, d, finiteOnly);
+          bool essentialUnlabelled = true, finiteKept = true;
+          for (int kind = 0; kind < 2; ++kind)
+            for (size_t v = 0; v < rf.labels[kind].size(); ++v)
+            {
+              const int32_t l = rf.labels[kind][v];
+              essentialUnlabelled = essentialUnlabelled && (l < 0 || !d.pairs[static_cast<size_t>(l)].essential);
+              if (l >= 0)
+                finiteKept = finiteKept && rf.voxels[static_cast<size_t>(l)] == r.voxels[static_cast<size_t>(l)];
+            }
+          expect(essentialUnlabelled, what + ": includeEssential off leaves the essential classes out");
+          expect(finiteKept, what + ": includeEssential off keeps the finite regions");
           expect(regionsHoldTheirVoxel, what + ": regions hold their pair's voxel");
           expect(regionsOnTheRightSide, what + ": regions on the right side of the pair's values");
           expect(dim0Matched, what + ": every dimension-0 pair has a region");

@@ -44,11 +44,14 @@ struct FeatureRegionOptions
 {
   Construction construction = Construction::V;
   Filtration filtration = Filtration::Sublevel;
-  // Pairs to label: those with persistence above this (essential classes
-  // always), or, when `pairs` is not empty, exactly the pairs listed
+  // Pairs to label: those with persistence above this (and the essential
+  // classes, see includeEssential), or, when `pairs` is not empty, exactly the pairs listed
   // (indices into diagram.pairs).
   double minPersistence = 0.0;
   std::vector<int64_t> pairs;
+  // Whether essential classes are labelled when `pairs` is empty (the
+  // essential component is the whole image: off to see the others alone).
+  bool includeEssential = true;
   int threads = 0;
 };
 

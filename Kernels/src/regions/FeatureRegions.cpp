@@ -270,7 +270,7 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
   if (o.pairs.empty())
   {
     for (size_t i = 0; i < diagram.pairs.size(); ++i)
-      chosen[i] = diagram.pairs[i].essential || diagram.pairs[i].persistence() > o.minPersistence;
+      chosen[i] = diagram.pairs[i].essential ? o.includeEssential : diagram.pairs[i].persistence() > o.minPersistence;
   }
   else
     for (const int64_t i : o.pairs)

@@ -1,0 +1,178 @@
+"""topovox.views - TopoVox results shown with ParaView's own views, from
+pvpython, pvbatch or the GUI's Python shell.
+
+    from topovox import views          # or: import topovox_views as views
+    diagram = PersistenceDiagram(Input=volume)
+    views.show_diagram(diagram, band=50.0)      # points (birth, death)
+    views.show_barcode(diagram)                  # one bar per pair
+    views.show_critical_voxels(diagram, render_view, min_persistence=50.0)
+    views.show_euler_curve(curve)                # line chart
+
+Each function takes the Persistence Diagram proxy (or any proxy whose
+output port 1 is its Pairs table) and returns (view, display). Diagrams and
+barcodes are geometry from the Persistence Plot filter
+(vtkPersistencePlotFilter) in a render view in 2D mode, so ParaView's
+selection tools work on them: rubber-band select points or bars and read
+their PairIdentifier in the spreadsheet, then feed those rows to Feature
+Regions. Colours per dimension are the same everywhere: components blue,
+loops orange, voids green.
+"""
+from paraview import simple
+
+DIMENSION_NAMES = ("components (H0)", "loops (H1)", "voids (H2)", "H3")
+DIMENSION_RGB = ((0.12, 0.47, 0.71), (1.0, 0.50, 0.05), (0.17, 0.63, 0.17), (0.84, 0.15, 0.16))
+GUIDE_RGB = (0.45, 0.45, 0.45)
+
+
+def dimension_lookup_table(array_name="Dimension"):
+    """A categorical colour map: one colour per homology dimension, guides grey."""
+    lut = simple.GetColorTransferFunction(array_name)
+    lut.InterpretValuesAsCategories = 1
+    annotations, colours = ["-1", "guides"], list(GUIDE_RGB)
+    for d, (name, rgb) in enumerate(zip(DIMENSION_NAMES, DIMENSION_RGB)):
+        annotations += [str(d), name]
+        colours += list(rgb)
+    lut.Annotations = annotations
+    lut.IndexedColors = colours
+    return lut
+
+
+def _pairs(diagram):
+    """The Pairs table (port 1) of a Persistence Diagram proxy."""
+    return simple.OutputPort(diagram, 1)
+
+
+def _value_name(diagram):
+    try:
+        return diagram.Scalars[1] or "value"
+    except (AttributeError, IndexError):
+        return "value"
+
+
+def _plot_view(view, size):
+    if view is None:
+        view = simple.CreateView("RenderView")
+    view.ViewSize = list(size)
+    view.InteractionMode = "2D"
+    view.OrientationAxesVisibility = 0
+    view.Background = [1.0, 1.0, 1.0]
+    try:  # ParaView 5.11 keeps a palette override; plain white needs it off
+        view.UseColorPaletteForBackground = 0
+    except AttributeError:
+        pass
+    grid = view.AxesGrid
+    grid.Visibility = 1
+    for axis in ("X", "Y"):
+        setattr(grid, axis + "TitleColor", [0.1, 0.1, 0.1])
+        setattr(grid, axis + "LabelColor", [0.1, 0.1, 0.1])
+    grid.GridColor = [0.6, 0.6, 0.6]
+    return view
+
+
+def _fit(view, display, aspect=None):
+    """Fits the 2D camera to the plot with a small margin; with `aspect`,
+    first stretches y so that the plot is `aspect` times as high as wide
+    (a barcode has many more rows than value units, or far fewer)."""
+    if aspect:
+        source = display.Input
+        source.UpdatePipeline()
+        x0, x1, y0, y1, _, _ = source.GetDataInformation().GetBounds()
+        if x1 > x0 and y1 > y0:
+            display.Scale = [1.0, aspect * (x1 - x0) / (y1 - y0), 1.0]
+    simple.ResetCamera(view)
+    view.CameraParallelProjection = 1
+    view.CameraParallelScale *= 1.08
+
+
+def _legend(display, view, title):
+    """The colour legend: dark text on the white plot background."""
+    display.SetScalarBarVisibility(view, True)
+    bar = simple.GetScalarBar(display.LookupTable, view)
+    bar.Title = title
+    bar.ComponentTitle = ""
+    bar.TitleColor = [0.1, 0.1, 0.1]
+    bar.LabelColor = [0.1, 0.1, 0.1]
+    return bar
+
+
+def show_diagram(diagram, view=None, band=0.0, point_size=7, size=(800, 800)):
+    """Points (birth, death) coloured by dimension, the diagonal, the edge
+    where essential classes sit, and the band of pairs persisting less than
+    `band` (0: none). Axis titles name the analysed array."""
+    plot = simple.PersistencePlot(Input=_pairs(diagram))
+    plot.Layout = "Diagram"
+    plot.BandPersistence = band
+    view = _plot_view(view, size)
+    display = simple.Show(plot, view)
+    display.Representation = "Surface"
+    simple.ColorBy(display, ("CELLS", "Dimension"))
+    display.LookupTable = dimension_lookup_table()
+    display.PointSize = point_size
+    display.RenderPointsAsSpheres = 1
+    display.LineWidth = 1.5
+    _legend(display, view, "dimension")
+    name = _value_name(diagram)
+    view.AxesGrid.XTitle = "birth (%s)" % name
+    view.AxesGrid.YTitle = "death (%s)" % name
+    _fit(view, display)
+    return view, display
+
+
+def show_barcode(diagram, view=None, sort_by="Persistence", line_width=2.0, size=(900, 700)):
+    """One bar per pair from birth to death, grouped by dimension (components
+    at the bottom), longest first (sort_by="Birth": by birth)."""
+    plot = simple.PersistencePlot(Input=_pairs(diagram))
+    plot.Layout = "Barcode"
+    plot.SortBy = sort_by
+    view = _plot_view(view, size)
+    display = simple.Show(plot, view)
+    display.Representation = "Surface"
+    simple.ColorBy(display, ("CELLS", "Dimension"))
+    display.LookupTable = dimension_lookup_table()
+    display.LineWidth = line_width
+    _legend(display, view, "dimension")
+    view.AxesGrid.XTitle = _value_name(diagram)
+    view.AxesGrid.YTitle = "bars"
+    view.AxesGrid.YAxisUseCustomLabels = 1
+    view.AxesGrid.YAxisLabels = []
+    _fit(view, display, aspect=0.75)
+    return view, display
+
+
+def show_critical_voxels(diagram, view, min_persistence=0.0, dimension=None, point_size=9):
+    """The voxels that create and destroy the features persisting at least
+    `min_persistence` (port 2 of the diagram), of one `dimension` or all,
+    coloured by dimension, in a 3D render view (next to the volume)."""
+    points = simple.Threshold(Input=simple.OutputPort(diagram, 2))
+    points.Scalars = ["POINTS", "Persistence"]
+    points.LowerThreshold = min_persistence
+    points.UpperThreshold = 1e300
+    if dimension is not None:
+        points = simple.Threshold(Input=points)
+        points.Scalars = ["POINTS", "Dimension"]
+        points.LowerThreshold = dimension
+        points.UpperThreshold = dimension
+    display = simple.Show(points, view)
+    display.Representation = "Points"
+    simple.ColorBy(display, ("POINTS", "Dimension"))
+    display.LookupTable = dimension_lookup_table()
+    display.PointSize = point_size
+    display.RenderPointsAsSpheres = 1
+    return points, display
+
+
+def show_euler_curve(curve, view=None, size=(1000, 600), title=None):
+    """The Euler characteristic curve (an Euler Characteristic Curve proxy)
+    in a line chart: threshold on x, chi on y."""
+    if view is None:
+        view = simple.CreateView("XYChartView")
+    view.ViewSize = list(size)
+    if title:
+        view.ChartTitle = title
+    view.LeftAxisTitle = "Euler characteristic"
+    view.BottomAxisTitle = "threshold"
+    display = simple.Show(curve, view)
+    display.UseIndexForXAxis = 0
+    display.XArrayName = "Threshold"
+    display.SeriesVisibility = ["EulerCharacteristic"]
+    return view, display
