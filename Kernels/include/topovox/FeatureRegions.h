@@ -52,6 +52,9 @@ struct FeatureRegionOptions
   // Whether essential classes are labelled when `pairs` is empty (the
   // essential component is the whole image: off to see the others alone).
   bool includeEssential = true;
+  // Each voxel's label: the innermost selected region holding it (default)
+  // or the outermost (the whole extent a group of nested regions covers).
+  bool innermost = true;
   int threads = 0;
 };
 

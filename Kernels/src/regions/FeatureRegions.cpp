@@ -226,9 +226,10 @@ struct Interval
   int32_t pair;
 };
 
-// Every swept voxel gets the pair of the innermost interval holding its
-// position (intervals are nested or disjoint).
-void paint(std::vector<Interval>& iv, const std::vector<int64_t>& position, std::vector<int32_t>& labels)
+// Every swept voxel gets the pair of the innermost (or outermost) interval
+// holding its position (intervals are nested or disjoint).
+void paint(std::vector<Interval>& iv, const std::vector<int64_t>& position, bool innermost,
+  std::vector<int32_t>& labels)
 {
   std::sort(iv.begin(), iv.end(), [](const Interval& a, const Interval& b) {
     return a.start != b.start ? a.start < b.start : a.end > b.end;
@@ -250,7 +251,7 @@ void paint(std::vector<Interval>& iv, const std::vector<int64_t>& position, std:
     while (next < iv.size() && iv[next].start == p)
       open.push_back(&iv[next++]);
     if (!open.empty())
-      labels[static_cast<size_t>(voxelAt[static_cast<size_t>(p)])] = open.back()->pair;
+      labels[static_cast<size_t>(voxelAt[static_cast<size_t>(p)])] = (innermost ? open.back() : open.front())->pair;
   }
 }
 } // namespace
@@ -347,7 +348,7 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
       intervals.push_back(iv);
     }
     out.labels[kind].assign(static_cast<size_t>(n), -1);
-    paint(intervals, sweep.position, out.labels[kind]);
+    paint(intervals, sweep.position, o.innermost, out.labels[kind]);
   }
   return out;
 }
