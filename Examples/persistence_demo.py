@@ -11,6 +11,8 @@ Python package (scripts/run-default.sh sets both). Writes, in OUTPUT_DIR:
   persistence_diagram.png points (birth, death) by dimension, with the band
                           of pairs persisting less than MIN_PERSISTENCE
   persistence_barcode.png the bars of the pairs above MIN_PERSISTENCE
+  persistence_analysis.pvsm  the pipeline and views as a ParaView state (with
+                          headsq_64x64x93.raw, the volume it reads)
   persistent_features.png the regions of the components above it (colour:
                           PairIdentifier) inside the head's outline, with
                           the birth and death voxels of the strongest
@@ -91,6 +93,10 @@ simple.ResetCamera(scene)
 features_png = os.path.join(out_dir, "persistent_features.png")
 simple.SaveScreenshot(features_png, scene, ImageResolution=[900, 800])
 
-os.remove(raw_path)
-for path in (csv_path, diagram_png, barcode_png, features_png):
+# The whole analysis as a ParaView state: File > Load State in the GUI
+# brings back the pipeline and the three views (it reads the uncompressed
+# volume left next to it).
+state_path = os.path.join(out_dir, "persistence_analysis.pvsm")
+simple.SaveState(state_path)
+for path in (csv_path, diagram_png, barcode_png, features_png, state_path):
     print("wrote", path)

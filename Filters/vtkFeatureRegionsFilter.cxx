@@ -10,6 +10,8 @@
 
 #include "vtkCellData.h"
 #include "vtkDataArray.h"
+#include "vtkDataSet.h"
+#include "vtkFieldData.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
@@ -47,7 +49,7 @@ int vtkFeatureRegionsFilter::FillInputPortInformation(int port, vtkInformation* 
     info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
   else
   {
-    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkTable");
+    info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataObject");
     info->Set(vtkAlgorithm::INPUT_IS_OPTIONAL(), 1);
   }
   return 1;
@@ -64,20 +66,32 @@ int vtkFeatureRegionsFilter::RequestUpdateExtent(
 
 namespace
 {
-// The rows of a pairs table as (dimension, birth id, death id) -> label.
-// Returns an empty string or what is missing.
-std::string pairsOfTable(vtkTable* t, std::map<std::tuple<int, long long, long long>, int>& rows)
+// The pairs of a table's rows, or of a data set's cells (e.g. an extract
+// of points or bars selected in a Persistence Plot; its guides, with
+// PairIdentifier -1, are skipped), as (dimension, birth id, death id) ->
+// label. Returns an empty string or what is missing.
+std::string pairsOf(vtkDataObject* data, std::map<std::tuple<int, long long, long long>, int>& rows)
 {
-  auto* dim = vtkDataArray::SafeDownCast(t->GetColumnByName("Dimension"));
-  auto* birth = vtkDataArray::SafeDownCast(t->GetColumnByName("BirthId"));
-  auto* death = vtkDataArray::SafeDownCast(t->GetColumnByName("DeathId"));
-  auto* id = vtkDataArray::SafeDownCast(t->GetColumnByName("PairIdentifier"));
+  vtkFieldData* columns = nullptr;
+  if (auto* table = vtkTable::SafeDownCast(data))
+    columns = table->GetRowData();
+  else if (auto* set = vtkDataSet::SafeDownCast(data))
+    columns = set->GetCellData();
+  auto* dim = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("Dimension")) : nullptr;
+  auto* birth = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("BirthId")) : nullptr;
+  auto* death = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("DeathId")) : nullptr;
+  auto* id = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("PairIdentifier")) : nullptr;
   if (!dim || !birth || !death)
-    return "the table of pairs needs numeric columns Dimension, BirthId and DeathId (the Pairs output of the "
-           "Persistence Diagram filter)";
-  for (vtkIdType r = 0; r < t->GetNumberOfRows(); ++r)
+    return "the pairs input needs numeric Dimension, BirthId and DeathId columns or cell arrays (the Pairs output "
+           "of Persistence Diagram, a Persistence Plot, or an extract of either)";
+  for (vtkIdType r = 0; r < dim->GetNumberOfTuples(); ++r)
+  {
+    const int label = id ? static_cast<int>(id->GetTuple1(r)) : static_cast<int>(r);
+    if (id && label < 0)
+      continue; // a plot's guide
     rows[{ static_cast<int>(dim->GetTuple1(r)), static_cast<long long>(birth->GetTuple1(r)),
-      static_cast<long long>(death->GetTuple1(r)) }] = id ? static_cast<int>(id->GetTuple1(r)) : static_cast<int>(r);
+      static_cast<long long>(death->GetTuple1(r)) }] = label;
+  }
   return {};
 }
 } // namespace
@@ -102,10 +116,10 @@ int vtkFeatureRegionsFilter::RequestData(
     return 0;
   }
   std::map<std::tuple<int, long long, long long>, int> tableRows;
-  vtkTable* table = vtkTable::GetData(inputVector[1]);
+  vtkDataObject* table = vtkDataObject::GetData(inputVector[1]);
   if (table)
   {
-    const std::string missing = pairsOfTable(table, tableRows);
+    const std::string missing = pairsOf(table, tableRows);
     if (!missing.empty())
     {
       vtkErrorMacro(<< "Feature regions: " << missing << ".");

@@ -17,11 +17,12 @@
  * Pairs: those of the image's persistence diagram (computed here with the
  * same Construction and Filtration as the Persistence Diagram filter) with
  * persistence above MinimumPersistence, essential classes included; or, when
- * the optional second input is connected, exactly the rows of that table:
- * the Pairs output of the Persistence Diagram filter or any selection or
- * extract of it (matched by Dimension, BirthId and DeathId; labels are the
- * rows' PairIdentifier), so that pairs picked in the diagram's spreadsheet or
- * by a query become regions.
+ * the optional second input is connected, exactly the pairs it lists: the
+ * rows of the Pairs output of the Persistence Diagram filter, or the cells of
+ * a Persistence Plot, or any selection or extract of either (matched by
+ * Dimension, BirthId and DeathId; labels are their PairIdentifier), so that
+ * points picked in the diagram view, bars in the barcode or rows in the
+ * spreadsheet become regions (Extract Selection, then this filter).
  *
  * MPI: rank 0 gathers the image and computes; the other ranks output empty
  * images. Progress is reported; errors name their reason.

@@ -11,6 +11,7 @@
 #include "vtkDoubleArray.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
+#include "vtkIdTypeArray.h"
 #include "vtkIntArray.h"
 #include "vtkObjectFactory.h"
 #include "vtkPoints.h"
@@ -43,6 +44,8 @@ int vtkPersistencePlotFilter::RequestData(
   auto* birth = vtkDataArray::SafeDownCast(input->GetColumnByName("Birth"));
   auto* death = vtkDataArray::SafeDownCast(input->GetColumnByName("Death"));
   auto* id = vtkDataArray::SafeDownCast(input->GetColumnByName("PairIdentifier"));
+  auto* birthId = vtkDataArray::SafeDownCast(input->GetColumnByName("BirthId"));
+  auto* deathId = vtkDataArray::SafeDownCast(input->GetColumnByName("DeathId"));
   if (!dim || !birth || !death)
   {
     vtkErrorMacro(<< "Persistence plot: the input table needs numeric columns Dimension, Birth and Death "
@@ -92,14 +95,25 @@ int vtkPersistencePlotFilter::RequestData(
   points->SetDataTypeToDouble();
   vtkNew<vtkCellArray> verts, lines;
   vtkNew<vtkIntArray> pairId, dimension, row;
-  vtkNew<vtkDoubleArray> pers;
+  vtkNew<vtkDoubleArray> pers, birthValue, deathValue;
   vtkNew<vtkSignedCharArray> finite;
+  vtkNew<vtkIdTypeArray> birthVoxel, deathVoxel;
+  birthValue->SetName("Birth");
+  deathValue->SetName("Death");
+  birthVoxel->SetName("BirthId");
+  deathVoxel->SetName("DeathId");
   pairId->SetName("PairIdentifier");
   dimension->SetName("Dimension");
   pers->SetName("Persistence");
   finite->SetName("IsFinite");
   row->SetName("Row");
-  auto addCell = [&](int id, int d, double p, bool f, int r) {
+  // Per cell: the pair's identity and values, so that an extract of
+  // selected points or bars can be fed to Feature Regions as its pairs.
+  auto addCell = [&](int id, int d, double p, bool f, int r, vtkIdType i) {
+    birthValue->InsertNextValue(i >= 0 ? births[i] : 0.0);
+    deathValue->InsertNextValue(i >= 0 ? deaths[i] : 0.0);
+    birthVoxel->InsertNextValue(i >= 0 && birthId ? static_cast<vtkIdType>(birthId->GetTuple1(i)) : -1);
+    deathVoxel->InsertNextValue(i >= 0 && deathId ? static_cast<vtkIdType>(deathId->GetTuple1(i)) : -1);
     pairId->InsertNextValue(id);
     dimension->InsertNextValue(d);
     pers->InsertNextValue(p);
@@ -116,13 +130,13 @@ int vtkPersistencePlotFilter::RequestData(
       const double y = static_cast<double>(rows[i]);
       const vtkIdType line[2] = { points->InsertNextPoint(births[i], y, 0), points->InsertNextPoint(end, y, 0) };
       lines->InsertNextCell(2, line);
-      addCell(identifier, dimensions[i], persistence[i], isFinite, static_cast<int>(rows[i]));
+      addCell(identifier, dimensions[i], persistence[i], isFinite, static_cast<int>(rows[i]), i);
     }
     else
     {
       const vtkIdType vertex = points->InsertNextPoint(births[i], end, 0);
       verts->InsertNextCell(1, &vertex);
-      addCell(identifier, dimensions[i], persistence[i], isFinite, -1);
+      addCell(identifier, dimensions[i], persistence[i], isFinite, -1, i);
     }
   }
   if (!barcode)
@@ -132,7 +146,7 @@ int vtkPersistencePlotFilter::RequestData(
     auto guide = [&](double x0, double y0, double x1, double y1) {
       const vtkIdType line[2] = { points->InsertNextPoint(x0, y0, 0), points->InsertNextPoint(x1, y1, 0) };
       lines->InsertNextCell(2, line);
-      addCell(-1, -1, 0.0, true, -1);
+      addCell(-1, -1, 0.0, true, -1, -1);
     };
     guide(near, near, far, far);
     guide(near, far, far, far);
@@ -150,7 +164,8 @@ int vtkPersistencePlotFilter::RequestData(
     output->SetVerts(verts);
     output->SetLines(lines);
   }
-  for (vtkDataArray* a : std::initializer_list<vtkDataArray*>{ pairId, dimension, pers, finite, row })
+  for (vtkDataArray* a : std::initializer_list<vtkDataArray*>{
+         pairId, dimension, pers, finite, row, birthValue, deathValue, birthVoxel, deathVoxel })
     output->GetCellData()->AddArray(a);
   output->GetCellData()->SetActiveScalars("Dimension");
   return 1;

@@ -6,7 +6,9 @@
  * Input: a table of pairs with columns Dimension, Birth, Death (and
  * optionally PairIdentifier): the Pairs output of vtkPersistenceDiagramFilter.
  * Output: vtkPolyData in the plane z = 0, one cell per pair, cell arrays
- * PairIdentifier, Dimension, Persistence, IsFinite (and Row for a barcode):
+ * PairIdentifier, Dimension, Persistence, IsFinite, Row (barcode; -1 for a
+ * diagram), Birth, Death, BirthId and DeathId (so that an extract of
+ * selected points or bars is a valid Pairs input of Feature Regions):
  * - Layout Diagram: a vertex at (birth, death) per pair; essential classes
  *   (infinite death) sit on the top edge, just past the largest finite value
  *   (bottom edge, smallest, for a superlevel filtration), with IsFinite 0;

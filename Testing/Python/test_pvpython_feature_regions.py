@@ -18,7 +18,7 @@ from vtkmodules.vtkCommonCore import vtkCommand
 from vtkmodules.vtkCommonDataModel import vtkImageData, vtkTable
 
 from paraview import servermanager as sm
-from paraview.simple import FeatureRegions, PersistenceDiagram, Wavelet
+from paraview.simple import ExtractSelection, FeatureRegions, PersistenceDiagram, PersistencePlot, Wavelet
 
 import topovox
 
@@ -143,6 +143,25 @@ linked = FeatureRegions(Input=wavelet, Pairs=sm.OutputPort(diagram, 1))
 linked.UpdatePipeline()
 labels = dsa.WrapDataObject(sm.Fetch(linked)).PointData["ComponentRegion"]
 expect(labels.max() >= 0, "proxy with the Pairs table: regions labelled")
+
+# Pairs picked in the diagram view: cells of a Persistence Plot selected by
+# id (what a rubber-band selection gives), extracted, as the Pairs input.
+plot = PersistencePlot(Input=sm.OutputPort(diagram, 1))
+plot.UpdatePipeline()
+plotted = dsa.WrapDataObject(sm.Fetch(plot))
+finite_dim0 = [c for c in range(plotted.GetNumberOfCells())
+               if plotted.CellData["Dimension"][c] == 0 and plotted.CellData["IsFinite"][c] == 1][:4]
+guide = plotted.GetNumberOfCells() - 1  # a guide (PairIdentifier -1) is ignored
+ids = []
+for c in finite_dim0 + [guide]:
+    ids += [0, c]
+picked = ExtractSelection(Input=plot, Selection=sm.sources.IDSelectionSource(IDs=ids, FieldType="CELL"))
+from_plot = FeatureRegions(Input=wavelet, Pairs=picked)
+from_plot.UpdatePipeline()
+labels = dsa.WrapDataObject(sm.Fetch(from_plot)).PointData["ComponentRegion"]
+wanted = set(int(plotted.CellData["PairIdentifier"][c]) for c in finite_dim0)
+expect(len(wanted) == 4 and set(np.unique(labels)) - {-1} == wanted,
+       "pairs picked in the plot: exactly their regions (%s, %s)" % (sorted(wanted), np.unique(labels)))
 
 # Bad input: a table without the needed columns is an error, not a crash.
 errors = []
