@@ -186,9 +186,7 @@ int vtkFeatureRegionsFilter::RequestData(
   }
   this->UpdateProgress(0.95);
 
-  output->ShallowCopy(image);
-  vtkDataSetAttributes* attributes = cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
-                                              : static_cast<vtkDataSetAttributes*>(output->GetPointData());
+  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, image, cellData);
   const char* names[2] = { "ComponentRegion", "EnclosedRegion" };
   for (int kind = 0; kind < 2; ++kind)
   {

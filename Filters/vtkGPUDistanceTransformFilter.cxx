@@ -119,9 +119,7 @@ int vtkGPUDistanceTransformFilter::RequestData(
   if (this->ComputeSignedDistance && !euclidean)
     vtkWarningMacro(<< "Distance transform: the signed distance is computed for the Euclidean metrics only.");
 
-  output->ShallowCopy(image);
-  vtkDataSetAttributes* attributes = cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
-                                              : static_cast<vtkDataSetAttributes*>(output->GetPointData());
+  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, image, cellData);
   vtkNew<vtkDoubleArray> distance;
   distance->SetName("Distance");
   distance->SetNumberOfTuples(n);

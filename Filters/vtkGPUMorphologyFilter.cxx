@@ -229,9 +229,7 @@ int vtkGPUMorphologyFilter::RequestData(
     std::memcpy(result->GetVoidPointer(0), grey.data(), grey.size());
   }
   result->SetName(this->ResultArrayName ? this->ResultArrayName : "Morphology");
-  output->ShallowCopy(image);
-  vtkDataSetAttributes* attributes = cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
-                                              : static_cast<vtkDataSetAttributes*>(output->GetPointData());
+  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, image, cellData);
   attributes->AddArray(result);
   attributes->SetActiveScalars(result->GetName());
   return 1;

@@ -1,5 +1,6 @@
 #include "vtkTopoVoxImageAdapter.h"
 
+#include "vtkCellData.h"
 #include "vtkDataArray.h"
 #include "vtkExtentTranslator.h"
 #include "vtkImageData.h"
@@ -282,5 +283,12 @@ void broadcastFromRoot(vtkMultiProcessController* c, int ranks, std::vector<long
   values.resize(static_cast<size_t>(n));
   if (n > 0)
     c->Broadcast(values.data(), n, 0);
+}
+
+vtkDataSetAttributes* outputAttributes(vtkImageData* output, vtkImageData* input, bool cellData)
+{
+  output->ShallowCopy(input);
+  return cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
+                  : static_cast<vtkDataSetAttributes*>(output->GetPointData());
 }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 class vtkDataArray;
+class vtkDataSetAttributes;
 class vtkImageData;
 class vtkInformation;
 class vtkMultiProcessController;
@@ -40,6 +41,11 @@ vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageDa
 // image, no array, a bad array) for the filter's error message.
 std::string describeWholeImage(vtkImageData* image, vtkDataArray* selected, int association, int component,
   vtkDataArray*& array, bool& cellData, topovox::GridView& grid);
+
+// The output of a filter that adds arrays to its input image: `output`
+// becomes a shallow copy of `input`; returns where the new arrays go (its
+// cell data when cellData, else its point data).
+vtkDataSetAttributes* outputAttributes(vtkImageData* output, vtkImageData* input, bool cellData);
 
 // Describes component `component` (-1: the only one; an error for a
 // multi-component array) of `array` (point data, or cell data when

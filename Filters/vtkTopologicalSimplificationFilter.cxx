@@ -92,9 +92,7 @@ int vtkTopologicalSimplificationFilter::RequestData(
     ? std::string(this->ResultArrayName)
     : std::string(array->GetName() ? array->GetName() : "values") + "_Simplified";
   result->SetName(name.c_str());
-  output->ShallowCopy(image);
-  vtkDataSetAttributes* attributes = cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
-                                              : static_cast<vtkDataSetAttributes*>(output->GetPointData());
+  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, image, cellData);
   attributes->AddArray(result);
   attributes->SetActiveScalars(result->GetName());
   this->UpdateProgress(1.0);

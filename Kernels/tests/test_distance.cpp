@@ -49,18 +49,8 @@ bool sameTransform(const DistanceTransform& a, const DistanceTransform& b)
 int main(int argc, char** argv)
 {
   bool gpu = false;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--device"))
-      gpu = !std::strcmp(argv[i + 1], "gpu");
-  if (gpu)
-  {
-    std::string warn;
-    if (resolveDevice(Device::GPU, &warn) != Device::GPU)
-    {
-      std::printf("SKIP: %s\n", warn.c_str());
-      return 77;
-    }
-  }
+  if (!kernel_check::deviceFromArguments(argc, argv, gpu))
+    return 77;
   std::mt19937_64 rng(5);
   const double samplings[][3] = { { 1, 1, 1 }, { 1, 2, 0.5 }, { 0.25, 1, 4 } };
   std::vector<std::vector<int64_t>> shapes = { { 1, 1, 1 }, { 57, 1, 1 }, { 1, 31, 1 }, { 23, 17, 1 },

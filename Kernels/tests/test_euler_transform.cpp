@@ -177,19 +177,10 @@ void check(const std::string& name, const std::vector<double>& x, const int64_t 
 
 int main(int argc, char** argv)
 {
-  Device device = Device::CPU;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--device"))
-      device = std::strcmp(argv[i + 1], "gpu") ? Device::CPU : Device::GPU;
-  if (device == Device::GPU)
-  {
-    std::string warn;
-    if (resolveDevice(Device::GPU, &warn) != Device::GPU)
-    {
-      std::printf("SKIP: %s\n", warn.c_str());
-      return 77;
-    }
-  }
+  bool gpu = false;
+  if (!kernel_check::deviceFromArguments(argc, argv, gpu))
+    return 77;
+  const Device device = gpu ? Device::GPU : Device::CPU;
   std::mt19937_64 rng(11);
   const int64_t shapes[][3] = { { 12, 1, 1 }, { 7, 6, 1 }, { 1, 5, 6 }, { 5, 4, 6 }, { 2, 3, 2 } };
   for (const auto& s : shapes)

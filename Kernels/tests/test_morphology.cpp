@@ -41,18 +41,8 @@ StructuringElement randomElement(std::mt19937_64& rng, bool flatOnly)
 int main(int argc, char** argv)
 {
   bool gpu = false;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--device"))
-      gpu = !std::strcmp(argv[i + 1], "gpu");
-  if (gpu)
-  {
-    std::string warn;
-    if (resolveDevice(Device::GPU, &warn) != Device::GPU)
-    {
-      std::printf("SKIP: %s\n", warn.c_str());
-      return 77;
-    }
-  }
+  if (!kernel_check::deviceFromArguments(argc, argv, gpu))
+    return 77;
   std::mt19937_64 rng(21);
   const int64_t shapes[][3] = { { 40, 1, 1 }, { 19, 23, 1 }, { 13, 11, 9 }, { 64, 48, 33 } };
   for (const auto& n : shapes)

@@ -38,18 +38,8 @@ bool close(const std::vector<double>& x, const std::vector<double>& y, double to
 int main(int argc, char** argv)
 {
   bool gpu = false;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--device"))
-      gpu = !std::strcmp(argv[i + 1], "gpu");
-  if (gpu)
-  {
-    std::string warn;
-    if (resolveDevice(Device::GPU, &warn) != Device::GPU)
-    {
-      std::printf("SKIP: %s\n", warn.c_str());
-      return 77;
-    }
-  }
+  if (!kernel_check::deviceFromArguments(argc, argv, gpu))
+    return 77;
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u01(0, 1);
   for (int64_t d : { 5, 33, 200 })

@@ -20,21 +20,10 @@ from vtkmodules.vtkIOImage import vtkPNGReader
 from paraview import simple
 
 import topovox
+from checks import expect, failures, require_cripser
 from topovox import views
 
-try:
-    import cripser
-except ImportError:
-    print("SKIP: the oracle cripser is not installed (pip install cripser)")
-    sys.exit(77)
-
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
+cripser, _ = require_cripser()
 
 
 rng = np.random.default_rng(8)

@@ -21,14 +21,7 @@ from paraview import servermanager as sm
 from paraview.simple import ExtractSelection, FeatureRegions, PersistenceDiagram, PersistencePlot, Wavelet
 
 import topovox
-
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
+from checks import expect, failures
 
 
 def vtk_image(volume):

@@ -18,21 +18,9 @@ from paraview import servermanager as sm
 from paraview.simple import TopologicalSimplification, Wavelet
 
 import topovox
+from checks import expect, failures, require_cripser
 
-try:
-    import cripser
-    import tcripser
-except ImportError:
-    print("SKIP: the oracle cripser is not installed (pip install cripser)")
-    sys.exit(77)
-
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
+cripser, tcripser = require_cripser()
 
 
 def components(volume, construction, superlevel, above):
