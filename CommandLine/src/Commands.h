@@ -29,6 +29,8 @@ int runTransform(const std::vector<std::string>& args);
 int runMorphology(const std::vector<std::string>& args);
 int runDistance(const std::vector<std::string>& args);
 int runTransport(const std::vector<std::string>& args);
+int runRegions(const std::vector<std::string>& args);
+int runSimplify(const std::vector<std::string>& args);
 
 } // namespace cli
 } // namespace topovox

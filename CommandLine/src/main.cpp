@@ -38,6 +38,8 @@ const std::vector<Command>& commandTable()
     { "morphology", "binary and grey morphology as scipy.ndimage computes it", runMorphology },
     { "distance", "distance transforms (edt, cdt, bf) as scipy.ndimage computes them", runDistance },
     { "transport", "entropic optimal transport between histograms (POT's Sinkhorn)", runTransport },
+    { "regions", "the region of the image behind each persistence pair, as labels", runRegions },
+    { "simplify", "remove the features persisting less than a threshold from the image", runSimplify },
   };
   return table;
 }
