@@ -50,16 +50,41 @@ int vtkGPUMorphologyFilter::FillInputPortInformation(int port, vtkInformation* i
   return 1;
 }
 
+int vtkGPUMorphologyFilter::RequestInformation(
+  vtkInformation* request, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  if (!this->Superclass::RequestInformation(request, inputVector, outputVector))
+    return 0;
+  // Local operators compute any sub-extent from a halo around it.
+  if (this->Halo() >= 0)
+    outputVector->GetInformationObject(0)->Set(vtkAlgorithm::CAN_PRODUCE_SUB_EXTENT(), 1);
+  return 1;
+}
+
 int vtkGPUMorphologyFilter::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const int halo = this->Halo();
+  if (halo >= 0)
+  {
+    // The output's extent (a piece, or the whole image) plus the halo, for
+    // the image and the mask alike.
+    int extent[6];
+    outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), extent);
+    for (int port = 0; port < 2; ++port)
+      if (vtkInformation* inInfo = inputVector[port]->GetInformationObject(0))
+        topovox_vtk::requestExtentWithHalo(inInfo, extent, halo);
+    return 1;
+  }
   // The whole image (and mask) on rank 0, nothing elsewhere.
-  const bool root = topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0));
+  const bool root = topovox_vtk::computesOnThisRank(this->Controller, outInfo);
   for (int port = 0; port < 2; ++port)
     if (vtkInformation* inInfo = inputVector[port]->GetInformationObject(0))
       topovox_vtk::requestWholeOnRoot(inInfo, root);
   return 1;
 }
+
 
 namespace
 {
@@ -113,13 +138,42 @@ std::vector<uint8_t> foreground(vtkDataArray* array, int c, bool range, const do
 }
 }
 
+int vtkGPUMorphologyFilter::Halo() const
+{
+  const int op = this->Operation;
+  const bool binary = isBinary(op);
+  // Global: the propagating ones, and the wrap border mode (it reads the far
+  // side of the image).
+  if (op == BINARY_PROPAGATION || op == BINARY_FILL_HOLES || (binary && this->Iterations < 1) ||
+    (!binary && this->BorderMode == 3))
+    return -1;
+  // How far the element reaches from a voxel (its size and origin; one more
+  // for the reflected element of a dilation), times the passes it makes.
+  int reach = 0;
+  for (int a = 0; a < 3; ++a)
+  {
+    const int size = this->StructureShape == BOX ? std::max(1, this->StructureSize[a])
+      : 2 * (this->StructureShape == CROSS ? std::max(1, this->Radius) : this->Radius) + 1;
+    reach = std::max(reach, size / 2 + std::abs(this->Origin[a]) + 1);
+  }
+  const bool twoPasses = op == BINARY_OPENING || op == BINARY_CLOSING || op == GREY_OPENING ||
+    op == GREY_CLOSING || op == WHITE_TOPHAT || op == BLACK_TOPHAT;
+  const int passes = (twoPasses ? 2 : 1) * (binary ? std::max(1, this->Iterations) : 1);
+  return reach * passes;
+}
+
 int vtkGPUMorphologyFilter::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
   vtkImageData* image = vtkImageData::GetData(inputVector[0]);
   vtkImageData* output = vtkImageData::GetData(outputVector);
-  if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
-    return 1; // rank 0 computes from the whole image
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  const bool local = this->Halo() >= 0;
+  int extent[6];
+  outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), extent);
+  if (local ? (extent[0] > extent[1] || extent[2] > extent[3] || extent[4] > extent[5])
+            : !topovox_vtk::computesOnThisRank(this->Controller, outInfo))
+    return 1; // an empty piece, or a global operator off rank 0
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
   vtkDataArray* selected = image ? this->GetInputArrayToProcess(0, image, association) : nullptr;
   vtkDataArray* array = nullptr;
@@ -232,6 +286,8 @@ int vtkGPUMorphologyFilter::RequestData(
   vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, image, cellData);
   attributes->AddArray(result);
   attributes->SetActiveScalars(result->GetName());
+  if (local)
+    output->Crop(extent); // the halo was only read
   return 1;
 }
 

@@ -25,8 +25,15 @@
  *
  * Device: Auto (the GPU when present), CPU or GPU, with identical results;
  * the GPU runs erosion, dilation and the operators built on them (fill
- * holes and hit-or-miss run on the CPU threads). MPI: rank 0 reads the whole image and computes; the other
- * ranks output empty images.
+ * holes and hit-or-miss run on the CPU threads).
+ *
+ * MPI and streaming: the local operators (all but propagation, hole
+ * filling, binary iterations until stable and the wrap border mode)
+ * produce any sub-extent: each
+ * piece reads its extent plus a halo as wide as the element reaches times
+ * the passes it makes, computes, and crops, so that every piece equals the
+ * serial result there. The global ones gather the whole image on rank 0,
+ * which computes; the other ranks output empty images.
  */
 #ifndef vtkGPUMorphologyFilter_h
 #define vtkGPUMorphologyFilter_h
@@ -111,6 +118,7 @@ protected:
   vtkGPUMorphologyFilter();
   ~vtkGPUMorphologyFilter() override;
   int FillInputPortInformation(int port, vtkInformation* info) override;
+  int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
@@ -131,6 +139,10 @@ protected:
   int Device = 0;
   int NumberOfThreads = 0;
   vtkMultiProcessController* Controller = nullptr;
+
+  /** Samples a piece must read beyond its extent, or -1 for the global
+   * operators (they need the whole image). */
+  int Halo() const;
 
 private:
   vtkGPUMorphologyFilter(const vtkGPUMorphologyFilter&) = delete;

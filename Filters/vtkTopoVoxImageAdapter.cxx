@@ -171,6 +171,22 @@ void requestBlockWithHalo(vtkInformation* inInfo, int piece, int pieces)
   requestExtent(inInfo, ext);
 }
 
+void requestExtentWithHalo(vtkInformation* inInfo, const int extent[6], int halo)
+{
+  int whole[6], ext[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+  for (int a = 0; a < 3; ++a)
+  {
+    ext[2 * a] = extent[2 * a];
+    ext[2 * a + 1] = extent[2 * a + 1];
+    if (ext[2 * a] > ext[2 * a + 1])
+      continue; // an empty piece asks for nothing more
+    ext[2 * a] = std::max(whole[2 * a], ext[2 * a] - halo);
+    ext[2 * a + 1] = std::min(whole[2 * a + 1], ext[2 * a + 1] + halo);
+  }
+  requestExtent(inInfo, ext);
+}
+
 void requestWholeOnRoot(vtkInformation* inInfo, bool root)
 {
   int whole[6];

@@ -63,6 +63,10 @@ std::string describeArray(vtkImageData* image, vtkDataArray* array, bool cellDat
 // the whole image when `root`, nothing otherwise.
 void requestBlockWithHalo(vtkInformation* inInfo, int piece, int pieces);
 void requestWholeOnRoot(vtkInformation* inInfo, bool root);
+// For local operators: `extent` (the output's update extent) grown by
+// `halo` samples on every side, clamped to the whole extent. The filter
+// computes on that and crops its output back to `extent`.
+void requestExtentWithHalo(vtkInformation* inInfo, const int extent[6], int halo);
 
 // For filters that compute on rank 0 from the whole image (requested with
 // requestWholeOnRoot): whether this rank computes; the others leave their
