@@ -1,0 +1,246 @@
+// vtkOptimalTransportFilter.cxx - the VTK adapter of topovox::sinkhornGrid:
+// two arrays as densities, the kernel call, potentials and displacement as
+// arrays, the cost as field data and a table.
+#include "vtkOptimalTransportFilter.h"
+
+#include "vtkTopoVoxImageAdapter.h"
+
+#include "topovox/GridSinkhorn.h"
+
+#include "vtkCellData.h"
+#include "vtkDataArray.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkIntArray.h"
+#include "vtkMultiProcessController.h"
+#include "vtkObjectFactory.h"
+#include "vtkPointData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkTable.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+vtkStandardNewMacro(vtkOptimalTransportFilter);
+vtkCxxSetObjectMacro(vtkOptimalTransportFilter, Controller, vtkMultiProcessController);
+
+vtkOptimalTransportFilter::vtkOptimalTransportFilter()
+{
+  this->SetNumberOfInputPorts(2);
+  this->SetNumberOfOutputPorts(2);
+  this->SetController(vtkMultiProcessController::GetGlobalController());
+  for (int port = 0; port < 2; ++port)
+    this->SetInputArrayToProcess(
+      port, port, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+vtkOptimalTransportFilter::~vtkOptimalTransportFilter()
+{
+  this->SetController(nullptr);
+}
+
+int vtkOptimalTransportFilter::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkImageData");
+  return 1;
+}
+
+int vtkOptimalTransportFilter::FillOutputPortInformation(int port, vtkInformation* info)
+{
+  info->Set(vtkDataObject::DATA_TYPE_NAME(), port == 0 ? "vtkImageData" : "vtkTable");
+  return 1;
+}
+
+vtkTypeBool vtkOptimalTransportFilter::ProcessRequest(
+  vtkInformation* request, vtkInformationVector** in, vtkInformationVector* out)
+{
+  if (request->Has(vtkStreamingDemandDrivenPipeline::REQUEST_INFORMATION()))
+  {
+    // The image output is the source's grid.
+    vtkInformation* inInfo = in[0]->GetInformationObject(0);
+    vtkInformation* outInfo = out->GetInformationObject(0);
+    int whole[6];
+    double spacing[3], origin[3];
+    inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+    outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
+    if (inInfo->Has(vtkDataObject::SPACING()))
+    {
+      inInfo->Get(vtkDataObject::SPACING(), spacing);
+      outInfo->Set(vtkDataObject::SPACING(), spacing, 3);
+    }
+    if (inInfo->Has(vtkDataObject::ORIGIN()))
+    {
+      inInfo->Get(vtkDataObject::ORIGIN(), origin);
+      outInfo->Set(vtkDataObject::ORIGIN(), origin, 3);
+    }
+    for (int port = 0; port < 2; ++port)
+      out->GetInformationObject(port)->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
+    return 1;
+  }
+  if (request->Has(vtkStreamingDemandDrivenPipeline::REQUEST_UPDATE_EXTENT()))
+  {
+    // Both images whole on rank 0, nothing elsewhere.
+    const bool root = topovox_vtk::computesOnThisRank(this->Controller, out->GetInformationObject(0));
+    for (int port = 0; port < 2; ++port)
+      if (vtkInformation* inInfo = in[port]->GetInformationObject(0))
+        topovox_vtk::requestWholeOnRoot(inInfo, root);
+    return 1;
+  }
+  if (request->Has(vtkDemandDrivenPipeline::REQUEST_DATA()))
+    return this->RequestData(request, in, out);
+  return this->Superclass::ProcessRequest(request, in, out);
+}
+
+namespace
+{
+// The samples of `array` as a density of unit mass; an empty string, or why
+// they are not one.
+std::string densityOf(vtkDataArray* array, const char* which, std::vector<double>& out)
+{
+  if (array->GetNumberOfComponents() != 1)
+    return std::string("the ") + which + " array '" + (array->GetName() ? array->GetName() : "") + "' has " +
+      std::to_string(array->GetNumberOfComponents()) + " components; a density needs one";
+  out.resize(static_cast<size_t>(array->GetNumberOfTuples()));
+  double total = 0;
+  for (vtkIdType k = 0; k < array->GetNumberOfTuples(); ++k)
+  {
+    const double v = array->GetTuple1(k);
+    if (!(v >= 0) || !std::isfinite(v))
+      return std::string("the ") + which + " density has a negative, NaN or infinite value (" + std::to_string(v) +
+        " at tuple " + std::to_string(k) + "); densities must be nonnegative";
+    out[static_cast<size_t>(k)] = v;
+    total += v;
+  }
+  if (!(total > 0))
+    return std::string("the ") + which + " density is zero everywhere";
+  for (double& v : out)
+    v /= total;
+  return {};
+}
+} // namespace
+
+int vtkOptimalTransportFilter::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkImageData* source = vtkImageData::GetData(inputVector[0]);
+  vtkImageData* target = vtkImageData::GetData(inputVector[1]);
+  vtkImageData* output = vtkImageData::GetData(outputVector, 0);
+  vtkTable* table = vtkTable::GetData(outputVector, 1);
+  if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
+    return 1; // rank 0 computes from the whole images
+  if (!source || !target)
+  {
+    vtkErrorMacro(<< "Optimal transport: both the source and the target image are needed.");
+    return 0;
+  }
+  int dims[3], targetDims[3];
+  source->GetDimensions(dims);
+  target->GetDimensions(targetDims);
+  vtkDataArray* arrays[2];
+  bool cellData[2] = { false, false };
+  for (int port = 0; port < 2; ++port)
+  {
+    vtkImageData* image = port ? target : source;
+    int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+    vtkDataArray* selected = this->GetInputArrayToProcess(port, image, association);
+    arrays[port] = topovox_vtk::arrayToProcess(selected, association, image, cellData[port]);
+    if (!arrays[port])
+    {
+      vtkErrorMacro(<< "Optimal transport: the " << (port ? "target" : "source") << " image has no scalar array.");
+      return 0;
+    }
+  }
+  if (arrays[0]->GetNumberOfTuples() != arrays[1]->GetNumberOfTuples() || dims[0] != targetDims[0] ||
+    dims[1] != targetDims[1] || dims[2] != targetDims[2] || cellData[0] != cellData[1])
+  {
+    vtkErrorMacro(<< "Optimal transport: the source (" << dims[0] << "x" << dims[1] << "x" << dims[2]
+                  << ") and the target (" << targetDims[0] << "x" << targetDims[1] << "x" << targetDims[2]
+                  << ") must be arrays of the same kind on the same grid.");
+    return 0;
+  }
+  std::vector<double> a, b;
+  for (int port = 0; port < 2; ++port)
+  {
+    const std::string why = densityOf(arrays[port], port ? "target" : "source", port ? b : a);
+    if (!why.empty())
+    {
+      vtkErrorMacro(<< "Optimal transport: " << why << ".");
+      return 0;
+    }
+  }
+  // The grid of the samples: points, or cells (one fewer per axis).
+  int64_t grid[3];
+  double spacing[3];
+  source->GetSpacing(spacing);
+  for (int k = 0; k < 3; ++k)
+  {
+    grid[k] = cellData[0] ? std::max(1, dims[k] - 1) : dims[k];
+    spacing[k] = std::abs(spacing[k]);
+  }
+  topovox::SinkhornOptions o;
+  o.reg = this->Reg;
+  o.method = this->Method ? topovox::SinkhornMethod::SinkhornLog : topovox::SinkhornMethod::Sinkhorn;
+  o.numItermax = this->MaximumIterations;
+  o.stopThr = this->StopThreshold;
+  o.threads = this->NumberOfThreads;
+  this->SetProgressText("Optimal transport");
+  this->UpdateProgress(0.05);
+  topovox::GridSinkhornResult r;
+  try
+  {
+    r = topovox::sinkhornGrid(a, b, grid, spacing, o);
+  }
+  catch (const std::exception& e)
+  {
+    vtkErrorMacro(<< "Optimal transport: " << e.what() << ".");
+    return 0;
+  }
+  if (!r.warnings.empty())
+    vtkWarningMacro(<< "Optimal transport: " << r.warnings << ".");
+
+  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, source, cellData[0]);
+  const vtkIdType n = static_cast<vtkIdType>(a.size());
+  auto addArray = [&](const char* name, int components, const std::vector<double>& values) {
+    vtkNew<vtkDoubleArray> array;
+    array->SetName(name);
+    array->SetNumberOfComponents(components);
+    array->SetNumberOfTuples(n);
+    std::copy(values.begin(), values.end(), array->GetPointer(0));
+    attributes->AddArray(array);
+  };
+  addArray("SourcePotential", 1, r.sourcePotential);
+  addArray("TargetPotential", 1, r.targetPotential);
+  addArray("Displacement", 3, r.displacement);
+  attributes->SetActiveVectors("Displacement");
+  auto scalar = [](const char* name, double value, bool integer) -> vtkSmartPointer<vtkDataArray> {
+    vtkSmartPointer<vtkDataArray> a;
+    if (integer)
+      a = vtkSmartPointer<vtkIntArray>::New();
+    else
+      a = vtkSmartPointer<vtkDoubleArray>::New();
+    a->SetName(name);
+    a->SetNumberOfTuples(1);
+    a->SetTuple1(0, value);
+    return a;
+  };
+  for (vtkFieldData* fd : { output->GetFieldData(), static_cast<vtkFieldData*>(table->GetRowData()) })
+  {
+    fd->AddArray(scalar("TransportCost", r.cost, false));
+    fd->AddArray(scalar("Iterations", r.iterations, true));
+    fd->AddArray(scalar("MarginalError", r.error, false));
+  }
+  this->UpdateProgress(1.0);
+  return 1;
+}
+
+void vtkOptimalTransportFilter::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "Reg: " << this->Reg << " Method: " << this->Method
+     << " MaximumIterations: " << this->MaximumIterations << " StopThreshold: " << this->StopThreshold << "\n";
+}
