@@ -1,16 +1,21 @@
-// test_grid_sinkhorn.cpp - the convolutional Sinkhorn (GridSinkhorn.h)
-// against the dense solver (Sinkhorn.h, itself checked against POT in
-// Testing/cli) given the grid's squared Euclidean cost matrix, 1D to 3D with
-// anisotropic spacing, both methods: the costs within 1e-9 relative, the
-// same number of iterations, the plan rebuilt from the dual potentials equal
-// to the dense plan, and the barycentric displacement equal to the dense
-// plan's; then zero masses, and bad input.
+// test_grid_sinkhorn.cpp - the convolutional Sinkhorn (GridSinkhorn.h):
+//  * --device cpu: against the dense solver (Sinkhorn.h, itself checked
+//    against POT in Testing/cli) given the grid's squared Euclidean cost
+//    matrix, 1D to 3D with anisotropic spacing, both methods: the costs
+//    within 1e-9 relative, the same number of iterations, the plan rebuilt
+//    from the dual potentials equal to the dense plan, and the barycentric
+//    displacement equal to the dense plan's; then zero masses, and bad input;
+//  * --device gpu: the GPU against the CPU on the same grids and a larger
+//    one: the scaling method bit for bit (iterations, potentials, cost,
+//    displacement), the log domain within 1e-12 (exp and log differ in the
+//    last bit); exit 77 without a GPU.
 #include "topovox/GridSinkhorn.h"
 #include "topovox/Sinkhorn.h"
 
 #include "KernelCheck.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -23,15 +28,52 @@ namespace
 {
 bool close(double x, double y, double tol)
 {
+  if (x == y)
+    return true; // equal infinities too (the potentials of empty voxels)
   return std::fabs(x - y) <= tol * std::max(1.0, std::max(std::fabs(x), std::fabs(y)));
+}
+
+// The GPU's result against the CPU's on one problem.
+void compareDevices(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
+  const double spacing[3], SinkhornOptions o, const std::string& what)
+{
+  o.device = Device::CPU;
+  const GridSinkhornResult cpu = sinkhornGrid(a, b, dims, spacing, o);
+  o.device = Device::GPU;
+  const GridSinkhornResult gpu = sinkhornGrid(a, b, dims, spacing, o);
+  expect(gpu.device == Device::GPU, what + ": ran on the GPU (" + gpu.warnings + ")");
+  expect(gpu.iterations == cpu.iterations, what + ": iterations " + std::to_string(gpu.iterations) + " vs " +
+      std::to_string(cpu.iterations));
+  if (o.method == SinkhornMethod::Sinkhorn)
+  {
+    expect(gpu.cost == cpu.cost, what + ": the same cost, bit for bit");
+    expect(gpu.sourcePotential == cpu.sourcePotential && gpu.targetPotential == cpu.targetPotential,
+      what + ": the same potentials, bit for bit");
+    expect(gpu.displacement == cpu.displacement, what + ": the same displacement, bit for bit");
+    return;
+  }
+  expect(close(gpu.cost, cpu.cost, 1e-12), what + ": cost within 1e-12");
+  bool potentials = true, displacement = true;
+  for (size_t k = 0; k < cpu.sourcePotential.size(); ++k)
+    potentials = potentials && close(gpu.sourcePotential[k], cpu.sourcePotential[k], 1e-10) &&
+      close(gpu.targetPotential[k], cpu.targetPotential[k], 1e-10);
+  for (size_t k = 0; k < cpu.displacement.size(); ++k)
+    displacement = displacement && close(gpu.displacement[k], cpu.displacement[k], 1e-10);
+  expect(potentials, what + ": potentials within 1e-10");
+  expect(displacement, what + ": displacement within 1e-10");
 }
 } // namespace
 
-int main()
+int main(int argc, char** argv)
 {
+  bool gpu = false;
+  if (!kernel_check::deviceFromArguments(argc, argv, gpu))
+    return 77;
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> uniform(0.05, 1.0);
-  const std::vector<std::vector<int64_t>> shapes = { { 11, 1, 1 }, { 5, 4, 1 }, { 3, 4, 3 }, { 1, 6, 2 } };
+  std::vector<std::vector<int64_t>> shapes = { { 11, 1, 1 }, { 5, 4, 1 }, { 3, 4, 3 }, { 1, 6, 2 } };
+  if (gpu && !std::getenv("TOPOVOX_TEST_SMALL"))
+    shapes.push_back({ 40, 30, 20 }); // many thread blocks (left out under compute-sanitizer: too slow)
   const double spacing[3] = { 1.0, 0.5, 0.75 };
   for (const auto& s : shapes)
     for (int zeros = 0; zeros < 2; ++zeros)
@@ -55,6 +97,19 @@ int main()
           a[k] /= sa;
           b[k] /= sb;
         }
+        SinkhornOptions o;
+        o.method = method;
+        o.reg = method == SinkhornMethod::Sinkhorn ? 0.5 : 0.05;
+        o.numItermax = 2000;
+        o.computePlans = true;
+        o.threads = 2;
+        const std::string what = std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) +
+          (method == SinkhornMethod::Sinkhorn ? " scaling" : " log") + (zeros ? " with empty voxels" : "");
+        if (gpu)
+        {
+          compareDevices(a, b, dims, spacing, o, what);
+          continue;
+        }
         // The dense cost of the grid.
         std::vector<double> M(static_cast<size_t>(d * d)), position(static_cast<size_t>(3 * d));
         for (int64_t p = 0; p < d; ++p)
@@ -74,16 +129,9 @@ int main()
             }
             M[static_cast<size_t>(p * d + q)] = m;
           }
-        SinkhornOptions o;
-        o.method = method;
-        o.reg = method == SinkhornMethod::Sinkhorn ? 0.5 : 0.05;
-        o.numItermax = 2000;
-        o.computePlans = true;
-        o.threads = 2;
         const SinkhornResult dense = sinkhorn(a, b, M, 1, d, o);
+        o.device = Device::CPU;
         const GridSinkhornResult grid = sinkhornGrid(a, b, dims, spacing, o);
-        const std::string what = std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) +
-          (method == SinkhornMethod::Sinkhorn ? " scaling" : " log") + (zeros ? " with empty voxels" : "");
         expect(close(grid.cost, dense.costs[0], 1e-9),
           what + ": cost " + std::to_string(grid.cost) + " vs dense " + std::to_string(dense.costs[0]));
         expect(grid.iterations == dense.iterations[0], what + ": iterations " + std::to_string(grid.iterations) +
@@ -114,6 +162,8 @@ int main()
         expect(planOk, what + ": the plan from the potentials equals the dense plan");
         expect(displacementOk, what + ": the displacement equals the dense plan's barycentres");
       }
+  if (gpu)
+    return kernel_check::finish();
   // Bad input is refused with a reason.
   const int64_t dims[3] = { 2, 2, 1 };
   const double unit[3] = { 1, 1, 1 };

@@ -36,11 +36,14 @@ struct GridSinkhornResult
   std::string warnings;         // numerical errors, non-convergence
   std::vector<double> sourcePotential, targetPotential;
   std::vector<double> displacement; // 3 per voxel (x, y, z)
+  Device device = Device::CPU;      // where it ran
 };
 
 // a, b: one value per voxel of a dims[0] x dims[1] x dims[2] grid, x
 // fastest; spacing: the voxel size per axis. Uses options.reg, method,
-// numItermax, stopThr and threads (CPU threads). Throws
+// numItermax, stopThr, threads (CPU threads) and device (Auto: the GPU when
+// present; the same steps, the scaling method's u and v bit for bit, the
+// log domain within rounding: exp and log differ in the last bit). Throws
 // std::invalid_argument on bad sizes, negative or non-finite values.
 GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
   const double spacing[3], const SinkhornOptions& options);

@@ -3,8 +3,11 @@
 // scaling domain (sums) or the log domain (log-sum-exps).
 #include "topovox/GridSinkhorn.h"
 
+#include "GridSinkhornSolver.h"
+
 #include "../common/Parallel.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -91,24 +94,98 @@ private:
   bool log_;
 };
 
-double norm2(const std::vector<double>& x)
+// The CPU threads' backend of solveGrid (GridSinkhornSolver.h).
+class HostBackend
 {
-  double s = 0;
-  for (double v : x)
-    s += v * v;
-  return std::sqrt(s);
-}
+public:
+  HostBackend(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
+    const transport::GridFactors& factors, bool logDomain, int threads)
+    : a_(a)
+    , b_(b)
+    , factors_(factors)
+    , log_(logDomain)
+    , op_(dims, threads, logDomain)
+  {
+    const size_t n = a.size();
+    for (auto& buffer : buffers_)
+      buffer.assign(n, 0.0);
+    std::fill(buffers_[0].begin(), buffers_[0].end(), logDomain ? 0.0 : 1.0 / static_cast<double>(n));
+    buffers_[1] = buffers_[0];
+    if (logDomain)
+    {
+      logA_.resize(n);
+      logB_.resize(n);
+      for (size_t k = 0; k < n; ++k)
+      {
+        logA_[k] = std::log(a[k]);
+        logB_[k] = std::log(b[k]);
+      }
+    }
+  }
 
-// Per axis: the kernel's factor exp(-(s (i - j))^2 / reg) (or its log), the
-// same times the cost term (s (i - j))^2, and times the position s j.
-struct Factors
-{
-  std::array<std::vector<double>, 3> kernel, cost[3], position[3];
+  void apply(transport::FactorSet set, transport::Buffer in, transport::Buffer out)
+  {
+    const std::array<std::vector<double>, 3> F = { factors_.of[set][0], factors_.of[set][1], factors_.of[set][2] };
+    op_.apply(F, buf(in), buf(out));
+  }
+  void updateV()
+  {
+    std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = log_ ? logB_[k] - ktu[k] : b_[k] / ktu[k];
+  }
+  bool updateU()
+  {
+    std::vector<double>&u = buf(transport::Buffer::U), &kv = buf(transport::Buffer::KV);
+    const std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
+    bool bad = false;
+    for (size_t k = 0; k < u.size(); ++k)
+    {
+      u[k] = log_ ? logA_[k] - kv[k] : 1.0 / ((1.0 / a_[k]) * kv[k]);
+      if (!log_)
+        bad = bad || ktu[k] == 0 || !std::isfinite(u[k]) || !std::isfinite(v[k]);
+    }
+    return bad;
+  }
+  void save()
+  {
+    uPrev_ = buf(transport::Buffer::U);
+    vPrev_ = buf(transport::Buffer::V);
+  }
+  void restore()
+  {
+    buf(transport::Buffer::U) = uPrev_;
+    buf(transport::Buffer::V) = vPrev_;
+  }
+  double marginalError()
+  {
+    const std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
+    double s = 0;
+    for (size_t k = 0; k < v.size(); ++k)
+    {
+      const double t = log_ ? std::exp(ktu[k] + v[k]) - b_[k] : ktu[k] * v[k] - b_[k];
+      s += t * t;
+    }
+    return std::sqrt(s);
+  }
+  std::vector<double> download(transport::Buffer which) { return buf(which); }
+
+private:
+  std::vector<double>& buf(transport::Buffer b) { return buffers_[static_cast<int>(b)]; }
+
+  const std::vector<double>&a_, &b_;
+  const transport::GridFactors& factors_;
+  bool log_;
+  SeparableOperator op_;
+  std::vector<double> buffers_[5], logA_, logB_, uPrev_, vPrev_;
 };
+} // namespace
 
-Factors factorsOf(const int64_t dims[3], const double spacing[3], double reg, bool logDomain)
+namespace transport
 {
-  Factors f;
+GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double reg, bool logDomain)
+{
+  GridFactors f;
   for (int a = 0; a < 3; ++a)
   {
     const int64_t n = dims[a];
@@ -124,17 +201,14 @@ Factors factorsOf(const int64_t dims[3], const double spacing[3], double reg, bo
         const double x = spacing[a] * static_cast<double>(j);
         p[at] = logDomain ? k[at] + std::log(x) : k[at] * x;
       }
-    f.kernel[a] = k;
-    for (int b = 0; b < 3; ++b)
-    {
-      // The operator for axis b's term: axis b's factor replaced.
-      f.cost[b][a] = a == b ? c : k;
-      f.position[b][a] = a == b ? p : k;
-    }
+    for (int set = 0; set < 7; ++set)
+      f.of[set][a] = k;
+    f.of[CostX + a][a] = c;
+    f.of[PositionX + a][a] = p;
   }
   return f;
 }
-} // namespace
+} // namespace transport
 
 GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
   const double spacing[3], const SinkhornOptions& o)
@@ -160,108 +234,29 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
 
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;
-  const SeparableOperator K(dims, threads, logDomain);
-  const Factors F = factorsOf(dims, spacing, o.reg, logDomain);
-  const size_t n = static_cast<size_t>(d);
-  GridSinkhornResult r;
-  bool converged = false;
-  // Scaling: u, v; log domain: the log potentials (POT's names for both).
-  std::vector<double> u(n, logDomain ? 0.0 : 1.0 / static_cast<double>(d)), v(u), uprev, vprev, ktu, kv, tmp(n);
-  std::vector<double> logA(n), logB(n);
-  for (size_t k = 0; k < n; ++k)
+  const transport::GridFactors factors = transport::gridFactors(dims, spacing, o.reg, logDomain);
+  std::string warn;
+#ifdef TOPOVOX_WITH_CUDA
+  if (resolveDevice(o.device, &warn) == Device::GPU)
   {
-    logA[k] = std::log(a[k]);
-    logB[k] = std::log(b[k]);
-  }
-  for (int ii = 0; ii < o.numItermax; ++ii)
-  {
-    if (!logDomain)
+    try
     {
-      uprev = u;
-      vprev = v;
-      K.apply(F.kernel, u, ktu); // K is symmetric: K^T u
-      for (size_t k = 0; k < n; ++k)
-        v[k] = b[k] / ktu[k];
-      K.apply(F.kernel, v, kv);
-      bool bad = false;
-      for (size_t k = 0; k < n; ++k)
-      {
-        u[k] = 1.0 / ((1.0 / a[k]) * kv[k]);
-        bad = bad || ktu[k] == 0 || !std::isfinite(u[k]) || !std::isfinite(v[k]);
-      }
-      r.iterations = ii + 1;
-      if (bad)
-      {
-        r.warnings = "numerical errors at iteration " + std::to_string(ii);
-        u = uprev;
-        v = vprev;
-        converged = true;
-        break;
-      }
-      if (ii % 10 == 0)
-      {
-        K.apply(F.kernel, u, ktu);
-        for (size_t k = 0; k < n; ++k)
-          tmp[k] = ktu[k] * v[k] - b[k];
-        r.error = norm2(tmp);
-      }
+      GridSinkhornResult g = transport::sinkhornGridGPU(a, b, dims, spacing, o, factors);
+      g.device = Device::GPU;
+      return g;
     }
-    else
+    catch (const std::runtime_error& e)
     {
-      K.apply(F.kernel, u, ktu);
-      for (size_t k = 0; k < n; ++k)
-        v[k] = logB[k] - ktu[k];
-      K.apply(F.kernel, v, kv);
-      for (size_t k = 0; k < n; ++k)
-        u[k] = logA[k] - kv[k];
-      r.iterations = ii + 1;
-      if (ii % 10 == 0)
-      {
-        K.apply(F.kernel, u, ktu);
-        for (size_t k = 0; k < n; ++k)
-          tmp[k] = std::exp(ktu[k] + v[k]) - b[k];
-        r.error = norm2(tmp);
-      }
-    }
-    if (ii % 10 == 0 && r.error < o.stopThr)
-    {
-      converged = true;
-      break;
+      warn += std::string(warn.empty() ? "" : "\n") + "GPU path failed (" + e.what() + "); running on the CPU";
     }
   }
-  if (!converged)
-    r.warnings = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
-      std::to_string(r.error) + ")";
-
-  // The dual potentials.
-  r.sourcePotential.resize(n);
-  r.targetPotential.resize(n);
-  for (size_t k = 0; k < n; ++k)
-  {
-    r.sourcePotential[k] = o.reg * (logDomain ? u[k] : std::log(u[k]));
-    r.targetPotential[k] = o.reg * (logDomain ? v[k] : std::log(v[k]));
-  }
-  // The cost, axis term by axis term, and the barycentric displacement.
-  std::vector<double> rowSum, moved;
-  K.apply(F.kernel, v, rowSum);
-  r.displacement.assign(3 * n, 0.0);
-  for (int axis = 0; axis < 3; ++axis)
-  {
-    std::vector<double> term;
-    K.apply(F.cost[axis], v, term);
-    for (size_t k = 0; k < n; ++k)
-      r.cost += logDomain ? std::exp(u[k] + term[k]) : u[k] * term[k];
-    K.apply(F.position[axis], v, moved);
-    const int64_t stride = axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1];
-    for (size_t k = 0; k < n; ++k)
-    {
-      if (!(a[k] > 0))
-        continue;
-      const double mean = logDomain ? std::exp(moved[k] - rowSum[k]) : moved[k] / rowSum[k];
-      const double here = spacing[axis] * static_cast<double>((static_cast<int64_t>(k) / stride) % dims[axis]);
-      r.displacement[3 * k + static_cast<size_t>(axis)] = std::isfinite(mean) ? mean - here : 0.0;
-    }
-  }
+#else
+  resolveDevice(o.device, &warn);
+#endif
+  HostBackend be(a, b, dims, factors, logDomain, threads);
+  GridSinkhornResult r = transport::solveGrid(be, a, dims, spacing, o);
+  if (!warn.empty())
+    r.warnings = warn + (r.warnings.empty() ? "" : "\n" + r.warnings);
   return r;
 }
 
