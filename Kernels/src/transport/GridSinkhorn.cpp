@@ -4,6 +4,7 @@
 #include "topovox/GridSinkhorn.h"
 
 #include "GridSinkhornSolver.h"
+#include "SinkhornChecks.h"
 
 #include "../common/Parallel.h"
 
@@ -223,14 +224,7 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
   const int64_t d = dims[0] * dims[1] * dims[2];
   if (static_cast<int64_t>(a.size()) != d || static_cast<int64_t>(b.size()) != d)
     throw std::invalid_argument("the densities must have one value per voxel (" + std::to_string(d) + ")");
-  if (!(o.reg > 0) || !std::isfinite(o.reg))
-    throw std::invalid_argument("reg must be positive and finite");
-  if (o.numItermax < 1)
-    throw std::invalid_argument("numItermax must be at least 1");
-  for (const auto* v : { &a, &b })
-    for (double x : *v)
-      if (!(x >= 0) || !std::isfinite(x))
-        throw std::invalid_argument("densities must be nonnegative and finite");
+  transport::checkSinkhornArguments(o, a, b, "densities");
 
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;

@@ -6,6 +6,7 @@
 
 #include "../common/Parallel.h"
 #include "SinkhornBackends.h"
+#include "SinkhornChecks.h"
 
 #include <cmath>
 #include <limits>
@@ -184,14 +185,7 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
     throw std::invalid_argument("the histograms must be pairs x d values each");
   if (static_cast<int64_t>(M.size()) != d * d)
     throw std::invalid_argument("the cost matrix must be d x d (d = " + std::to_string(d) + ")");
-  if (!(o.reg > 0) || !std::isfinite(o.reg))
-    throw std::invalid_argument("reg must be positive and finite");
-  if (o.numItermax < 1)
-    throw std::invalid_argument("numItermax must be at least 1");
-  for (const auto* v : { &a, &b })
-    for (double x : *v)
-      if (!(x >= 0) || !std::isfinite(x))
-        throw std::invalid_argument("histograms must be nonnegative and finite");
+  transport::checkSinkhornArguments(o, a, b, "histograms");
   for (double x : M)
     if (!std::isfinite(x))
       throw std::invalid_argument("the cost matrix must be finite");
