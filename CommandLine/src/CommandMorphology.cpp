@@ -137,8 +137,11 @@ StructuringElement elementFrom(const std::string& path, int axes, bool values)
   for (int a = 0; a < 3; ++a)
     s.dims[a] = e.dims[a];
   const std::vector<double> v = valuesOf(e);
+  // A binary structure or a footprint: its nonzero entries. A grey
+  // structure: every entry, zeros included (scipy's footprint defaults to
+  // ones of the structure's shape).
   for (double x : v)
-    s.footprint.push_back(x != 0 ? 1 : 0);
+    s.footprint.push_back(values || x != 0 ? 1 : 0);
   if (values)
     s.values = v;
   return s;

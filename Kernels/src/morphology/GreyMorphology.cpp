@@ -6,10 +6,12 @@
 
 #include "ElementOffsets.h"
 #include "MorphologyBackends.h"
+#include "SeparableMinMax.h"
 
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -60,6 +62,29 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   if (offsets.delta.empty())
     throw std::invalid_argument("the structuring element is empty (no element set)");
   GreyImage out(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
+  // A flat box over a floating-point image with NaN: scipy's separable
+  // passes, whose NaN behaviour the direct minimum does not share
+  // (SeparableMinMax.h); on the CPU whatever the device, so that every
+  // device gives scipy's answer.
+  if ((image.type == ScalarType::Float32 || image.type == ScalarType::Float64) && morphology::isSeparableBox(e))
+  {
+    bool done = false;
+    dispatchScalarType(image.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_floating_point<T>::value)
+      {
+        std::vector<T> values = morphology::packed<T>(image);
+        if (std::any_of(values.begin(), values.end(), [](T v) { return std::isnan(v); }))
+        {
+          morphology::separableMinOrMax(values, image.dims, e, minimum, o);
+          std::memcpy(out.data(), values.data(), out.size());
+          done = true;
+        }
+      }
+    });
+    if (done)
+      return out;
+  }
 #ifdef TOPOVOX_WITH_CUDA
   if (resolveDevice(o.device, nullptr) == Device::GPU)
   {

@@ -1,0 +1,47 @@
+// SeparableMinMax.h - scipy.ndimage's separable minimum/maximum filter, the
+// path its grey operators take for a flat box (a `size`, or a footprint of
+// all ones): one 1D pass per axis whose size exceeds 1, numpy's first axis
+// (z) first, each line extended by the border mode and swept by Richard
+// Harter's ascending-minima ring (scipy's NI_MinOrMaxFilter1D), in double.
+//
+// Without NaN the result equals the minimum over the box, which the direct
+// path (MorphologyVoxel.h) computes on the CPU and the GPU alike. With NaN
+// the two differ, and scipy's answer is this one: a NaN never wins a
+// comparison, it leaves the ring only when it is the oldest entry, and a
+// pass's output feeds the next. GreyMorphology.cpp takes this path for
+// floating-point images with NaN and a flat box, on the CPU threads.
+#pragma once
+
+#include "topovox/Morphology.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace topovox
+{
+namespace morphology
+{
+// True when scipy would filter `s` separably: flat, every element set.
+bool isSeparableBox(const StructuringElement& s);
+
+// The image's samples packed, x fastest.
+template <typename T>
+std::vector<T> packed(const GridView& g)
+{
+  std::vector<T> v(static_cast<size_t>(g.voxelCount()));
+  const T* d = static_cast<const T*>(g.data);
+  size_t k = 0;
+  for (int64_t z = 0; z < g.dims[2]; ++z)
+    for (int64_t y = 0; y < g.dims[1]; ++y)
+      for (int64_t x = 0; x < g.dims[0]; ++x)
+        v[k++] = d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]];
+  return v;
+}
+
+// values: the image packed (x fastest, dims), of type T (float or double);
+// filtered in place by the box of s (its dims and origin per axis).
+template <typename T>
+void separableMinOrMax(std::vector<T>& values, const int64_t dims[3], const StructuringElement& s, bool minimum,
+  const GreyOptions& o);
+}
+}
