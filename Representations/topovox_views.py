@@ -43,10 +43,22 @@ def _pairs(diagram):
 
 
 def _value_name(diagram):
+    """The analysed array's name: the selected one, else (pvpython leaves the
+    selection empty until the first update) the input's active scalars."""
     try:
-        return diagram.Scalars[1] or "value"
+        if diagram.Scalars[1]:
+            return diagram.Scalars[1]
     except (AttributeError, IndexError):
-        return "value"
+        pass
+    try:
+        info = diagram.Input.GetDataInformation().GetPointDataInformation()
+        for k in range(info.GetNumberOfArrays()):
+            array = info.GetArrayInformation(k)
+            if array.GetNumberOfComponents() == 1:
+                return array.GetName()
+    except AttributeError:
+        pass
+    return "value"
 
 
 def _plot_view(view, size):

@@ -1,0 +1,82 @@
+"""Runs inside the real ParaView client (paraview --script=... --exit under
+Xvfb), as a person would work: the plugin loaded from the command line,
+Persistence Diagram applied to a volume, its diagram shown in the client's
+own render view through topovox.views, pairs selected in that view by id
+(what a rubber-band selection produces), extracted, and fed to Feature
+Regions, whose labels must be exactly the selected pairs; the view's picture
+must show every dimension of the diagram in its own colour. Results go to
+the file named by TOPOVOX_GUI_RESULT ("gui: N failures" on its last line),
+which test_gui_persistence.py reads.
+"""
+import os
+import traceback
+
+from paraview import servermanager as sm
+from paraview import simple
+
+result_path = os.environ.get("TOPOVOX_GUI_RESULT", "gui_result.txt")
+lines = []
+
+
+def expect(ok, what):
+    if not ok:
+        lines.append("FAIL: " + what)
+
+
+try:
+    import numpy as np
+    from vtk.numpy_interface import dataset_adapter as dsa
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkIOImage import vtkPNGReader
+
+    from topovox import views
+
+    wavelet = simple.Wavelet()
+    wavelet.WholeExtent = [-8, 8, -8, 8, -6, 6]
+    diagram = simple.PersistenceDiagram(Input=wavelet)
+    view = simple.GetActiveViewOrCreate("RenderView")  # the client's own view
+    view, display = views.show_diagram(diagram, view=view, band=10.0, size=(500, 500))
+    simple.Render(view)
+    shot = os.path.join(os.path.dirname(os.path.abspath(result_path)), "gui_diagram.png")
+    simple.SaveScreenshot(shot, view, ImageResolution=[500, 500])
+    reader = vtkPNGReader()
+    reader.SetFileName(shot)
+    reader.Update()
+    pixels = vtk_to_numpy(reader.GetOutput().GetPointData().GetScalars())[:, :3].astype(int)
+    plot = display.Input
+    cells = dsa.WrapDataObject(sm.Fetch(plot)).CellData
+    present = sorted(set(int(d) for d in cells["Dimension"] if d >= 0))
+    expect(len(present) >= 2, "the diagram has several dimensions (%s)" % present)
+    for d in present:
+        rgb = np.array(views.DIMENSION_RGB[d]) * 255
+        hits = int((np.abs(pixels - rgb).max(axis=1) < 40).sum())
+        expect(hits > 550, "dimension %d drawn in its colour in the client's view (%d pixels)" % (d, hits))
+
+    # Select three component pairs in the diagram view (by cell id, as a
+    # rubber band does), extract them, label their regions.
+    dims, finite = cells["Dimension"], cells["IsFinite"]
+    picked = [c for c in range(len(dims)) if dims[c] == 0 and finite[c] == 1][:3]
+    simple.SetActiveSource(plot)
+    ids = []
+    for c in picked:
+        ids += [0, c]
+    simple.SelectIDs(IDs=ids, FieldType="CELL", Source=plot)
+    extract = simple.ExtractSelection(Input=plot)
+    regions = simple.FeatureRegions(Input=wavelet, Pairs=extract)
+    regions.UpdatePipeline()
+    labels = dsa.WrapDataObject(sm.Fetch(regions)).PointData["ComponentRegion"]
+    wanted = set(int(cells["PairIdentifier"][c]) for c in picked)
+    got = set(int(v) for v in np.unique(labels)) - {-1}
+    expect(len(wanted) == 3 and got == wanted, "selected pairs %s become exactly the regions %s" % (sorted(wanted), sorted(got)))
+    # And the regions shown in a 3D view next to the diagram.
+    volume_view = simple.CreateView("RenderView")
+    shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
+                                         UpperThreshold=1e9), volume_view)
+    simple.Render(volume_view)
+    expect(shown is not None, "the regions are shown in a 3D view")
+except Exception:  # reported, not raised: the client must still exit
+    lines.append("FAIL: " + traceback.format_exc().replace("\n", " | "))
+
+lines.append("gui: %d failures" % sum(1 for line in lines if line.startswith("FAIL")))
+with open(result_path, "w") as out:
+    out.write("\n".join(lines) + "\n")
