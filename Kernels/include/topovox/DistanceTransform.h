@@ -15,8 +15,9 @@
 //   times sampling, summed from numpy's first axis (z) to its last (x). An
 //   image without background gets scipy's answer: the nearest "background"
 //   voxel is index -1 on numpy's first axis and 0 on the others.
-// * cdt: taxicab or chessboard distances, int32 (exact; scipy's chamfer
-//   gives the same), -1 everywhere without background.
+// * cdt: taxicab or chessboard distances, int32, exact (scipy's chamfer
+//   gives the same), computed axis by axis on the threads; -1 everywhere
+//   without background.
 // * bf: brute force over every background voxel: euclidean (float64, with
 //   sampling; sqrt(DBL_MAX) without background), taxicab or chessboard
 //   (uint32, sampling unused as in scipy; UINT32_MAX without background).

@@ -221,8 +221,10 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   // Per axis, the distance so far; taxicab sums the axes' distances,
   // chessboard takes their maximum: both separable, exactly.
   std::vector<int64_t> d(count);
-  std::vector<int32_t> feature[3];
-  const bool anyBackground = startFeatures(fg, n, feature);
+  std::vector<int32_t> feature[3]; // tracked only when the indices are asked for
+  const bool anyBackground = std::find(fg.begin(), fg.end(), 0) != fg.end();
+  if (withIndices)
+    startFeatures(fg, n, feature);
   for (size_t k = 0; k < count; ++k)
     d[k] = fg[k] ? kFar : 0;
   DistanceTransform out;
@@ -234,48 +236,108 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
         out.indices[a].assign(count, -1);
     return out;
   }
-  // Two raster passes of the chamfer with unit steps to the 3**rank
-  // neighbours (chessboard) or the face neighbours (taxicab): exact for
-  // these two metrics (Rosenfeld and Pfaltz), as scipy's chamfer is. The
-  // forward pass looks at the neighbours before the voxel in raster order,
-  // the backward pass at those after it.
+  // Separable, axis by axis, each line on its own (on the threads):
+  // taxicab by two scans of h(i) = min_j |i - j| + g(j), chessboard by
+  // Meijster, Roerdink and Hesselink's lower envelope of
+  // max(|i - j|, g(j)). Exact, as scipy's chamfer passes are (its distances,
+  // not necessarily its choice among equally near background voxels).
   const bool taxicab = metric == DistanceMetric::Taxicab;
-  std::vector<std::array<int64_t, 3>> before;
-  for (int64_t dz = -1; dz <= 1; ++dz)
-    for (int64_t dy = -1; dy <= 1; ++dy)
-      for (int64_t dx = -1; dx <= 1; ++dx)
+  for (int a = 0; a < 3; ++a)
+  {
+    if (n[a] == 1)
+      continue;
+    forLines(n, a, threads, [&](int64_t first, int64_t step) {
+      const int64_t len = n[a];
+      thread_local std::vector<int64_t> g, h, source, ss, tt;
+      thread_local std::vector<int32_t> from[3];
+      g.resize(static_cast<size_t>(len));
+      h.resize(g.size());
+      if (withIndices)
+        for (int b = 0; b < 3; ++b)
+          from[b].resize(g.size());
+      for (int64_t i = 0; i < len; ++i)
       {
-        if ((dx && n[0] == 1) || (dy && n[1] == 1) || (dz && n[2] == 1))
-          continue;
-        const int64_t steps = std::llabs(dx) + std::llabs(dy) + std::llabs(dz);
-        const bool earlier = dz < 0 || (dz == 0 && (dy < 0 || (dy == 0 && dx < 0)));
-        if (earlier && (!taxicab || steps == 1))
-          before.push_back({ dx, dy, dz });
+        const size_t at = static_cast<size_t>(first + i * step);
+        g[static_cast<size_t>(i)] = d[at];
+        if (withIndices)
+          for (int b = 0; b < 3; ++b)
+            from[b][static_cast<size_t>(i)] = feature[b][at];
       }
-  auto relax = [&](int64_t x, int64_t y, int64_t z, int sign) {
-    const size_t at = static_cast<size_t>(x + n[0] * (y + n[1] * z));
-    for (const auto& o : before)
-    {
-      const int64_t q[3] = { x + sign * o[0], y + sign * o[1], z + sign * o[2] };
-      if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= n[0] || q[1] >= n[1] || q[2] >= n[2])
-        continue;
-      const size_t from = static_cast<size_t>(q[0] + n[0] * (q[1] + n[1] * q[2]));
-      if (d[from] + 1 < d[at])
+      // source[i]: the position of the line whose nearest background voxel
+      // position i takes.
+      if (taxicab)
       {
-        d[at] = d[from] + 1;
-        for (int a = 0; a < 3; ++a)
-          feature[a][at] = feature[a][from];
+        source.resize(g.size());
+        for (int64_t i = 0; i < len; ++i)
+        {
+          h[static_cast<size_t>(i)] = g[static_cast<size_t>(i)];
+          source[static_cast<size_t>(i)] = i;
+          if (i > 0 && h[static_cast<size_t>(i - 1)] + 1 < h[static_cast<size_t>(i)])
+          {
+            h[static_cast<size_t>(i)] = h[static_cast<size_t>(i - 1)] + 1;
+            source[static_cast<size_t>(i)] = source[static_cast<size_t>(i - 1)];
+          }
+        }
+        for (int64_t i = len - 2; i >= 0; --i)
+          if (h[static_cast<size_t>(i + 1)] + 1 < h[static_cast<size_t>(i)])
+          {
+            h[static_cast<size_t>(i)] = h[static_cast<size_t>(i + 1)] + 1;
+            source[static_cast<size_t>(i)] = source[static_cast<size_t>(i + 1)];
+          }
       }
-    }
-  };
-  for (int64_t z = 0; z < n[2]; ++z)
-    for (int64_t y = 0; y < n[1]; ++y)
-      for (int64_t x = 0; x < n[0]; ++x)
-        relax(x, y, z, 1);
-  for (int64_t z = n[2] - 1; z >= 0; --z)
-    for (int64_t y = n[1] - 1; y >= 0; --y)
-      for (int64_t x = n[0] - 1; x >= 0; --x)
-        relax(x, y, z, -1);
+      else
+      {
+        auto f = [&](int64_t x, int64_t i) { return std::max(std::llabs(x - i), static_cast<long long>(g[static_cast<size_t>(i)])); };
+        auto sep = [&](int64_t i, int64_t u) {
+          const int64_t gi = g[static_cast<size_t>(i)], gu = g[static_cast<size_t>(u)];
+          return gi <= gu ? std::max(i + gu, (i + u) / 2) : std::min(u - gi, (i + u) / 2);
+        };
+        ss.resize(g.size());
+        tt.resize(g.size());
+        int64_t q = 0;
+        ss[0] = 0;
+        tt[0] = 0;
+        for (int64_t u = 1; u < len; ++u)
+        {
+          while (q >= 0 && f(tt[static_cast<size_t>(q)], ss[static_cast<size_t>(q)]) > f(tt[static_cast<size_t>(q)], u))
+            --q;
+          if (q < 0)
+          {
+            q = 0;
+            ss[0] = u;
+          }
+          else
+          {
+            const int64_t w = 1 + sep(ss[static_cast<size_t>(q)], u);
+            if (w < len)
+            {
+              ++q;
+              ss[static_cast<size_t>(q)] = u;
+              tt[static_cast<size_t>(q)] = w;
+            }
+          }
+        }
+        source.resize(g.size());
+        for (int64_t u = len - 1; u >= 0; --u)
+        {
+          const int64_t i = ss[static_cast<size_t>(q)];
+          h[static_cast<size_t>(u)] = f(u, i);
+          source[static_cast<size_t>(u)] = i;
+          if (u == tt[static_cast<size_t>(q)])
+            --q;
+        }
+      }
+      for (int64_t i = 0; i < len; ++i)
+      {
+        const size_t at = static_cast<size_t>(first + i * step);
+        const size_t j = static_cast<size_t>(source[static_cast<size_t>(i)]);
+        d[at] = std::min(h[static_cast<size_t>(i)], kFar);
+        if (withIndices)
+          for (int b = 0; b < 3; ++b)
+            feature[b][at] = from[b][j];
+      }
+    });
+  }
   for (size_t k = 0; k < count; ++k)
     out.integerDistances[k] = static_cast<int32_t>(d[k]);
   if (withIndices)
