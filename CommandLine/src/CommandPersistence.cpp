@@ -20,6 +20,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
@@ -45,6 +46,7 @@ struct PersistenceArguments
   int maxDimension = -1; // -1: the image's dimension
   double memoryLimitGb = 8;
   bool reference = false; // --engine reference
+  bool batch = false;     // --batch: numpy's first axis indexes images
   DiagramFormat format = DiagramFormat::TopoVox;
   std::string output;
 };
@@ -131,6 +133,10 @@ void addPersistenceOptions(OptionParser& p, PersistenceArguments& a)
       a.format = parseChoice(text, { "topovox", "cripser" }) == 0 ? DiagramFormat::TopoVox
                                                                   : DiagramFormat::Cripser;
     });
+  p.flag("batch", 0,
+    "the input is a stack of images: numpy's first axis\nindexes them (a (n, h, w) array: n images h x w);\n"
+    "one diagram each, the images shared among the\nthreads, rows prefixed by an image column",
+    &a.batch);
   addInputOptions(p, a.input);
   p.section("Engine");
   p.value("engine", 0, "ENGINE",
@@ -246,6 +252,73 @@ PersistenceDiagram computeDiagram(
 #endif
 }
 
+// --batch: the images of the stack (numpy's first axis, the last of ours),
+// their diagrams, one table with an image column first.
+int runBatch(const Image& image, PersistenceOptions options, const PersistenceArguments& a, OutputFile& output,
+  TableFormat format)
+{
+  if (a.format != DiagramFormat::TopoVox)
+    throw UsageError("--batch writes the topovox format only (it adds an image column)");
+  if (a.reference)
+    throw UsageError("--batch runs the morse engine only");
+  if (image.axes < 2)
+    throw UsageError("--batch needs a stack: an array of 2 or 3 axes, images along the first");
+  const int stackAxis = image.axes - 1; // numpy's first axis
+  const int64_t count = image.dims[stackAxis];
+  int64_t dims[3] = { image.dims[0], image.dims[1], image.dims[2] };
+  dims[stackAxis] = 1;
+  const GridView whole = image.view();
+  std::vector<GridView> images;
+  for (int64_t k = 0; k < count; ++k)
+  {
+    GridView g = GridView::contiguous(static_cast<const unsigned char*>(whole.data) +
+        k * whole.strides[stackAxis] * static_cast<int64_t>(scalarTypeSize(image.type)),
+      image.type, dims[0], dims[1], dims[2]);
+    images.push_back(g);
+  }
+  const int dimension = images.front().dimension();
+  options.maxDimension = a.maxDimension >= 0 ? a.maxDimension : dimension;
+  ProgressBar bar("topovox: persistence");
+  options.progress = bar.callback();
+  Stopwatch watch;
+#ifdef TOPOVOX_WITH_PHAT
+  const std::vector<PersistenceDiagram> diagrams = computePersistenceBatch(images, options);
+#else
+  const std::vector<PersistenceDiagram> diagrams(1);
+  throw Error(EngineMissing);
+#endif
+  bar.clear();
+  warn(diagrams.front().warnings);
+  Table all;
+  const bool superlevel = options.filtration == Filtration::Superlevel;
+  size_t pairs = 0;
+  Image layout; // one image's axes, without the samples (the table needs no more)
+  layout.axes = image.axes - 1;
+  layout.fortranOrder = image.fortranOrder;
+  for (int64_t k = 0; k < count; ++k)
+  {
+    const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox);
+    if (all.columns.empty())
+    {
+      all.columns = { "image" };
+      all.columns.insert(all.columns.end(), t.columns.begin(), t.columns.end());
+    }
+    for (size_t r = 0; r < t.rowCount(); ++r)
+    {
+      all.values.push_back(static_cast<double>(k));
+      all.values.insert(all.values.end(), t.values.begin() + static_cast<std::ptrdiff_t>(r * t.columns.size()),
+        t.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * t.columns.size()));
+    }
+    pairs += t.rowCount();
+  }
+  if (a.execution.verbose)
+    say("persistence: a batch of " + std::to_string(count) + " images of " + std::to_string(dims[0]) + "x" +
+      std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + ", " + std::to_string(pairs) + " pairs: " +
+      seconds(watch.seconds()));
+  writeTableLogged(output, all, format, a.output, a.execution.verbose);
+  return ExitSuccess;
+}
+
 } // namespace
 
 int runPersistence(const std::vector<std::string>& args)
@@ -278,6 +351,8 @@ int runPersistence(const std::vector<std::string>& args)
   PersistenceOptions options = a.diagram;
   options.device = a.execution.device;
   options.threads = a.execution.threads;
+  if (a.batch)
+    return runBatch(image, options, a, output, format);
   const GridView grid = image.view();
   const int dimension = grid.dimension();
   options.maxDimension = a.maxDimension >= 0 ? a.maxDimension : dimension;

@@ -94,6 +94,15 @@ struct PersistenceDiagram
 // engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
 
+// Many images at once (a training batch, the slices of a series): each
+// image's diagram as computePersistence gives it, the images shared among
+// the CPU threads (one thread each; a batch smaller than the threads gives
+// the rest to the images). options.progress sees the fraction of images
+// done. In this version a batch runs on the CPU whatever options.device
+// asks (a warning in the first diagram says so when the GPU was asked for).
+std::vector<PersistenceDiagram> computePersistenceBatch(
+  const std::vector<GridView>& images, const PersistenceOptions& options);
+
 // The reference engine: every cell of the complex, the full boundary matrix
 // in filtration order, reduced by PHAT (twist reduction). Exact, simple and
 // memory hungry (about 140 bytes a cell, 1.1 kB a voxel in 3D): the oracle of the tests and

@@ -10,6 +10,8 @@
 #include "../common/Parallel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 
 namespace topovox
 {
@@ -135,5 +137,42 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   diagram.timings = stages.text();
   stages.progress(1.0);
   return diagram;
+}
+
+std::vector<PersistenceDiagram> computePersistenceBatch(
+  const std::vector<GridView>& images, const PersistenceOptions& options)
+{
+  for (const GridView& g : images)
+    persistence::checkInput(g, options);
+  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  const int64_t n = static_cast<int64_t>(images.size());
+  std::vector<PersistenceDiagram> out(images.size());
+  PersistenceOptions one = options;
+  one.device = Device::CPU;
+  one.progress = nullptr;
+  // Spare threads (a batch smaller than the threads) go to the images.
+  one.threads = n >= threads ? 1 : std::max(1, threads / static_cast<int>(std::max<int64_t>(n, 1)));
+  std::atomic<int64_t> done{ 0 };
+  std::atomic<bool> cancelled{ false };
+  std::mutex reporting; // the callback is the caller's: one thread at a time
+  parallelFor(n, std::min<int64_t>(threads, std::max<int64_t>(n, 1)), [&](int, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1 && !cancelled; ++i)
+    {
+      out[static_cast<size_t>(i)] = computePersistence(images[static_cast<size_t>(i)], one);
+      const int64_t finished = ++done;
+      if (options.progress)
+      {
+        std::lock_guard<std::mutex> guard(reporting);
+        if (!options.progress(static_cast<double>(finished) / static_cast<double>(n)))
+          cancelled = true;
+      }
+    }
+  });
+  if (cancelled)
+    throw Aborted{};
+  if (options.device == Device::GPU && !out.empty())
+    out[0].warnings += std::string(out[0].warnings.empty() ? "" : "\n") +
+      "a batch of images runs on the CPU threads in this version";
+  return out;
 }
 } // namespace topovox
