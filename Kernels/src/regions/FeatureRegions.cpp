@@ -3,7 +3,8 @@
 // component dies its list is spliced, whole, after the survivor's, so every
 // dead component stays a contiguous run of the final lists. A region is then
 // a range of positions in those lists, the ranges are nested or disjoint,
-// and one pass with a stack labels every voxel with its innermost range.
+// and one pass with a stack labels every voxel with its innermost (or
+// outermost) range.
 #include "topovox/FeatureRegions.h"
 
 #include "../common/Parallel.h"
