@@ -14,7 +14,9 @@
 // * Other dimensions (tunnels in 3D) have no region; 1D images have only
 //   dimension 0.
 // Superlevel filtrations swap "below" and "above". These definitions do
-// not depend on how ties are broken.
+// not depend on how ties are broken. An essential top-dimensional class (a
+// hole around NaN voxels, which never fills) has no death voxel and no
+// region.
 //
 // Every voxel is labelled, once for components and once for the top
 // dimension, with the innermost selected region containing it (regions of

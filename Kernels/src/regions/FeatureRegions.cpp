@@ -296,27 +296,47 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
 
   for (int kind = 0; kind < (top > 0 ? 2 : 1); ++kind)
   {
+    // No selected pair of this kind: no sweep, no label.
+    bool wanted = false;
+    for (size_t i = 0; i < diagram.pairs.size() && !wanted; ++i)
+      wanted = chosen[i] && diagram.pairs[i].dimension == (kind == 0 ? 0 : top);
+    if (!wanted)
+    {
+      out.labels[kind].assign(static_cast<size_t>(n), -1);
+      continue;
+    }
     // Components: upwards from the lowest voxel, NaN absent. The top
     // dimension: downwards from the highest, NaN first (never in the
     // complex, so inside every complement), with the outside.
-    std::vector<int64_t> order;
-    order.reserve(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k)
-      if (kind == 1 || !std::isnan(key[static_cast<size_t>(k)]))
-        order.push_back(k);
-    auto up = [&](int64_t a, int64_t b) {
-      const double ka = key[static_cast<size_t>(a)], kb = key[static_cast<size_t>(b)];
-      return ka != kb ? ka < kb : a < b;
+    // Sorted as (key, voxel) pairs, not voxels compared through the key
+    // array: the comparisons then stay in the cache. Downwards, NaN first,
+    // then the negated key, ties by descending voxel (the negated index).
+    struct Keyed
+    {
+      bool nan;
+      double key;
+      int64_t voxel;
     };
-    if (kind == 0)
-      parallelSort(order, threads, up);
-    else
-      parallelSort(order, threads, [&](int64_t a, int64_t b) {
-        const bool na = std::isnan(key[static_cast<size_t>(a)]), nb = std::isnan(key[static_cast<size_t>(b)]);
-        if (na != nb)
-          return na;
-        return na ? a > b : up(b, a);
-      });
+    std::vector<Keyed> keyed;
+    keyed.reserve(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+    {
+      const double x = key[static_cast<size_t>(k)];
+      if (kind == 0 && !std::isnan(x))
+        keyed.push_back({ false, x, k });
+      else if (kind == 1)
+        keyed.push_back({ std::isnan(x), std::isnan(x) ? 0.0 : -x, -k });
+    }
+    parallelSort(keyed, threads, [](const Keyed& a, const Keyed& b) {
+      if (a.nan != b.nan)
+        return a.nan;
+      return a.key != b.key ? a.key < b.key : a.voxel < b.voxel;
+    });
+    std::vector<int64_t> order(keyed.size());
+    for (size_t i = 0; i < keyed.size(); ++i)
+      order[i] = kind == 0 ? keyed[i].voxel : -keyed[i].voxel;
+    keyed.clear();
+    keyed.shrink_to_fit();
     // V: components by face neighbours, enclosed regions by the full block;
     // T the other way round.
     const bool full = kind == 0 ? !v : v;
