@@ -22,9 +22,12 @@ namespace topovox
 {
 namespace
 {
+// I: the voxel index type, int32_t below 2^31 voxels (half the memory),
+// else int64_t.
+template <typename I>
 struct Run
 {
-  int64_t first = -1, last = -1; // voxels at the ends of the run
+  I first = -1, last = -1; // voxels at the ends of the run
 };
 
 // Neighbour offsets (x, y, z) over the image's non-flat axes: face
@@ -55,17 +58,17 @@ std::vector<std::array<int64_t, 3>> neighbourOffsets(const int64_t dims[3], bool
 // older than every voxel joins the voxels on the image's border. Fills
 // runs[v] for every voxel v that was the oldest of a component that died,
 // or is of one alive at the end (except the outside's), and position[v].
+template <typename I>
 class Sweep
 {
 public:
-  std::vector<Run> runs;         // per voxel: the run of the component it was the oldest of
-  std::vector<int64_t> position; // per voxel: its place in the final lists (-1: never swept)
+  std::vector<Run<I>> runs; // per voxel: the run of the component it was the oldest of
+  std::vector<I> position;  // per voxel: its place in the final lists (-1: never swept)
 
-  Sweep(const int64_t dims[3], bool full, bool withOutside, const std::vector<int64_t>& order,
-    const std::vector<int64_t>& level)
+  Sweep(const int64_t dims[3], bool full, bool withOutside, const std::vector<I>& order, const std::vector<I>& level)
     : runs(static_cast<size_t>(dims[0] * dims[1] * dims[2]))
     , position(runs.size(), -1)
-    , n_(static_cast<int64_t>(runs.size()))
+    , n_(static_cast<I>(runs.size()))
     , parent_(runs.size() + 1, -1)
     , size_(runs.size() + 1, 1)
     , oldest_(runs.size() + 1, -1)
@@ -83,12 +86,12 @@ public:
     const auto offsets = neighbourOffsets(dims, full);
     for (size_t i = 0; i < order.size(); ++i)
     {
-      const int64_t v = order[i];
+      const I v = order[i];
       level_ = level[i];
       parent_[at(v)] = v;
       oldest_[at(v)] = v;
-      age_[at(v)] = static_cast<int64_t>(i);
-      run_[at(v)] = Run{}; // v joins its list after the merges it causes
+      age_[at(v)] = static_cast<I>(i);
+      run_[at(v)] = Run<I>{}; // v joins its list after the merges it causes
       const int64_t c[3] = { v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1]) };
       bool border = false;
       for (int a = 0; a < 3; ++a)
@@ -100,11 +103,11 @@ public:
         const int64_t q[3] = { c[0] + o[0], c[1] + o[1], c[2] + o[2] };
         if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= dims[0] || q[1] >= dims[1] || q[2] >= dims[2])
           continue;
-        const int64_t u = q[0] + dims[0] * (q[1] + dims[1] * q[2]);
+        const I u = static_cast<I>(q[0] + dims[0] * (q[1] + dims[1] * q[2]));
         if (parent_[at(u)] >= 0)
           unite(v, u);
       }
-      Run& joined = run_[at(find(v))];
+      Run<I>& joined = run_[at(find(v))];
       if (joined.first < 0)
         joined.first = v;
       else
@@ -113,12 +116,12 @@ public:
     }
     // The components alive at the end: essential classes, except the
     // outside's; then every final list gets its positions.
-    int64_t next = 0;
-    auto place = [&](int64_t root) {
-      for (int64_t w = run_[at(root)].first; w >= 0; w = next_[at(w)])
+    I next = 0;
+    auto place = [&](I root) {
+      for (I w = run_[at(root)].first; w >= 0; w = next_[at(w)])
         position[at(w)] = next++;
     };
-    for (const int64_t v : order)
+    for (const I v : order)
       if (find(v) == v)
       {
         if (oldest_[at(v)] != n_)
@@ -130,38 +133,38 @@ public:
   }
 
 private:
-  static size_t at(int64_t i) { return static_cast<size_t>(i); }
+  static size_t at(I i) { return static_cast<size_t>(i); }
 
-  int64_t find(int64_t v)
+  I find(I v)
   {
     while (parent_[at(v)] != v)
     {
-      const int64_t p = parent_[at(v)];
+      const I p = parent_[at(v)];
       parent_[at(v)] = parent_[at(p)]; // path halving
       v = p;
     }
     return v;
   }
 
-  int64_t ageOf(int64_t root) const
+  I ageOf(I root) const
   {
-    const int64_t o = oldest_[at(root)];
+    const I o = oldest_[at(root)];
     return o == n_ ? -1 : age_[at(o)];
   }
 
-  void unite(int64_t a, int64_t b)
+  void unite(I a, I b)
   {
-    const int64_t ra = find(a), rb = find(b);
+    const I ra = find(a), rb = find(b);
     if (ra == rb)
       return;
     // The elder rule: the component whose oldest voxel came first survives;
     // the other's list is its region, and goes after the survivor's.
-    const int64_t survivor = ageOf(ra) <= ageOf(rb) ? ra : rb, dying = survivor == ra ? rb : ra;
+    const I survivor = ageOf(ra) <= ageOf(rb) ? ra : rb, dying = survivor == ra ? rb : ra;
     snapshot(ra);
     snapshot(rb);
-    const Run dead = run_[at(dying)];
+    const Run<I> dead = run_[at(dying)];
     runs[at(oldest_[at(dying)])] = before_[at(dying)];
-    Run merged = run_[at(survivor)];
+    Run<I> merged = run_[at(survivor)];
     if (merged.first < 0)
       merged = dead;
     else if (dead.first >= 0)
@@ -169,8 +172,8 @@ private:
       next_[at(merged.last)] = dead.first;
       merged.last = dead.last;
     }
-    const int64_t keepOldest = oldest_[at(survivor)];
-    int64_t root = ra, child = rb; // union by size
+    const I keepOldest = oldest_[at(survivor)];
+    I root = ra, child = rb; // union by size
     if (size_[at(root)] < size_[at(child)])
       std::swap(root, child);
     parent_[at(child)] = root;
@@ -184,7 +187,7 @@ private:
   // it dies: the list as it was when the level began. Merges only append,
   // so that is a prefix of the list, noted the first time the level
   // touches the component.
-  void snapshot(int64_t root)
+  void snapshot(I root)
   {
     if (stamp_[at(root)] != level_)
     {
@@ -193,12 +196,12 @@ private:
     }
   }
 
-  int64_t n_; // voxels; node n_ is the outside
-  std::vector<int64_t> parent_, size_, oldest_, age_, next_;
-  std::vector<Run> run_;    // per root: its component's list
-  std::vector<Run> before_; // per root: that list when the current level began
-  std::vector<int64_t> stamp_;
-  int64_t level_ = -1;
+  I n_; // voxels; node n_ is the outside
+  std::vector<I> parent_, size_, oldest_, age_, next_;
+  std::vector<Run<I>> run_;    // per root: its component's list
+  std::vector<Run<I>> before_; // per root: that list when the current level began
+  std::vector<I> stamp_;
+  I level_ = -1;
 };
 
 // Filtration values: the image's (negated for a superlevel filtration, so
@@ -229,18 +232,18 @@ struct Interval
 
 // Every swept voxel gets the pair of the innermost (or outermost) interval
 // holding its position (intervals are nested or disjoint).
-void paint(std::vector<Interval>& iv, const std::vector<int64_t>& position, bool innermost,
-  std::vector<int32_t>& labels)
+template <typename I>
+void paint(std::vector<Interval>& iv, const std::vector<I>& position, bool innermost, std::vector<int32_t>& labels)
 {
   std::sort(iv.begin(), iv.end(), [](const Interval& a, const Interval& b) {
     return a.start != b.start ? a.start < b.start : a.end > b.end;
   });
-  std::vector<int64_t> voxelAt(position.size(), -1);
+  std::vector<I> voxelAt(position.size(), -1);
   int64_t used = 0;
   for (size_t v = 0; v < position.size(); ++v)
     if (position[v] >= 0)
     {
-      voxelAt[static_cast<size_t>(position[v])] = static_cast<int64_t>(v);
+      voxelAt[static_cast<size_t>(position[v])] = static_cast<I>(v);
       ++used;
     }
   std::vector<const Interval*> open;
@@ -254,6 +257,82 @@ void paint(std::vector<Interval>& iv, const std::vector<int64_t>& position, bool
     if (!open.empty())
       labels[static_cast<size_t>(voxelAt[static_cast<size_t>(p)])] = (innermost ? open.back() : open.front())->pair;
   }
+}
+// One kind's sweep (0: components, 1: the top dimension) and labels.
+template <typename I>
+void regionsOfKind(int kind, const int64_t dims[3], const std::vector<double>& key, const PersistenceDiagram& diagram,
+  const std::vector<char>& chosen, int top, const FeatureRegionOptions& o, int threads, FeatureRegions& out)
+{
+  const int64_t n = dims[0] * dims[1] * dims[2];
+  // Components: upwards from the lowest voxel, NaN absent. The top
+  // dimension: downwards from the highest, NaN first (never in the
+  // complex, so inside every complement), with the outside. Sorted as
+  // (key, voxel) pairs, not voxels compared through the key array: the
+  // comparisons then stay in the cache. Downwards, NaN first, then the
+  // negated key, ties by descending voxel (the negated index).
+  struct Keyed
+  {
+    bool nan;
+    double key;
+    I voxel;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k)
+  {
+    const double x = key[static_cast<size_t>(k)];
+    if (kind == 0 && !std::isnan(x))
+      keyed.push_back({ false, x, static_cast<I>(k) });
+    else if (kind == 1)
+      keyed.push_back({ std::isnan(x), std::isnan(x) ? 0.0 : -x, static_cast<I>(-k) });
+  }
+  parallelSort(keyed, threads, [](const Keyed& a, const Keyed& b) {
+    if (a.nan != b.nan)
+      return a.nan;
+    return a.key != b.key ? a.key < b.key : a.voxel < b.voxel;
+  });
+  std::vector<I> order(keyed.size());
+  for (size_t i = 0; i < keyed.size(); ++i)
+    order[i] = kind == 0 ? keyed[i].voxel : static_cast<I>(-keyed[i].voxel);
+  keyed.clear();
+  keyed.shrink_to_fit();
+  // Voxels of equal value (NaN with NaN) form one level.
+  std::vector<I> level(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+  {
+    const double a = key[static_cast<size_t>(order[i])];
+    const double b = i ? key[static_cast<size_t>(order[i - 1])] : a;
+    const bool same = i && (a == b || (std::isnan(a) && std::isnan(b)));
+    level[i] = i == 0 ? 0 : static_cast<I>(level[i - 1] + (same ? 0 : 1));
+  }
+  // V: components by face neighbours, enclosed regions by the full block;
+  // T the other way round.
+  const bool v = o.construction == Construction::V;
+  const bool full = kind == 0 ? !v : v;
+  const Sweep<I> sweep(dims, full, kind == 1, order, level);
+  std::vector<I>().swap(order);
+  std::vector<I>().swap(level);
+  std::vector<Interval> intervals;
+  for (size_t i = 0; i < diagram.pairs.size(); ++i)
+  {
+    const PersistencePair& p = diagram.pairs[i];
+    if (p.dimension != (kind == 0 ? 0 : top) || !chosen[i])
+      continue;
+    const int64_t* voxel = kind == 0 ? p.birthVoxel : p.deathVoxel;
+    const Run<I> r = voxel[0] >= 0 ? sweep.runs[static_cast<size_t>(voxel[0] + dims[0] * (voxel[1] + dims[1] * voxel[2]))]
+                                   : Run<I>{};
+    if (r.first < 0)
+    {
+      ++out.unmatched;
+      continue;
+    }
+    const Interval iv{ sweep.position[static_cast<size_t>(r.first)], sweep.position[static_cast<size_t>(r.last)],
+      static_cast<int32_t>(i) };
+    out.voxels[i] = iv.end - iv.start + 1;
+    intervals.push_back(iv);
+  }
+  out.labels[kind].assign(static_cast<size_t>(n), -1);
+  paint(intervals, sweep.position, o.innermost, out.labels[kind]);
 }
 } // namespace
 
@@ -291,8 +370,6 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
   FeatureRegions out;
   out.voxels.assign(diagram.pairs.size(), -1);
-  const bool v = o.construction == Construction::V;
-  auto linear = [&](const int64_t c[3]) { return c[0] + dims[0] * (c[1] + dims[1] * c[2]); };
 
   for (int kind = 0; kind < (top > 0 ? 2 : 1); ++kind)
   {
@@ -305,71 +382,10 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
       out.labels[kind].assign(static_cast<size_t>(n), -1);
       continue;
     }
-    // Components: upwards from the lowest voxel, NaN absent. The top
-    // dimension: downwards from the highest, NaN first (never in the
-    // complex, so inside every complement), with the outside.
-    // Sorted as (key, voxel) pairs, not voxels compared through the key
-    // array: the comparisons then stay in the cache. Downwards, NaN first,
-    // then the negated key, ties by descending voxel (the negated index).
-    struct Keyed
-    {
-      bool nan;
-      double key;
-      int64_t voxel;
-    };
-    std::vector<Keyed> keyed;
-    keyed.reserve(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k)
-    {
-      const double x = key[static_cast<size_t>(k)];
-      if (kind == 0 && !std::isnan(x))
-        keyed.push_back({ false, x, k });
-      else if (kind == 1)
-        keyed.push_back({ std::isnan(x), std::isnan(x) ? 0.0 : -x, -k });
-    }
-    parallelSort(keyed, threads, [](const Keyed& a, const Keyed& b) {
-      if (a.nan != b.nan)
-        return a.nan;
-      return a.key != b.key ? a.key < b.key : a.voxel < b.voxel;
-    });
-    std::vector<int64_t> order(keyed.size());
-    for (size_t i = 0; i < keyed.size(); ++i)
-      order[i] = kind == 0 ? keyed[i].voxel : -keyed[i].voxel;
-    keyed.clear();
-    keyed.shrink_to_fit();
-    // V: components by face neighbours, enclosed regions by the full block;
-    // T the other way round.
-    const bool full = kind == 0 ? !v : v;
-    // Voxels of equal value (NaN with NaN) form one level.
-    std::vector<int64_t> level(order.size());
-    for (size_t i = 0; i < order.size(); ++i)
-    {
-      const double a = key[static_cast<size_t>(order[i])];
-      const double b = i ? key[static_cast<size_t>(order[i - 1])] : a;
-      const bool same = i && (a == b || (std::isnan(a) && std::isnan(b)));
-      level[i] = i == 0 ? 0 : level[i - 1] + (same ? 0 : 1);
-    }
-    const Sweep sweep(dims, full, kind == 1, order, level);
-    std::vector<Interval> intervals;
-    for (size_t i = 0; i < diagram.pairs.size(); ++i)
-    {
-      const PersistencePair& p = diagram.pairs[i];
-      if (p.dimension != (kind == 0 ? 0 : top) || !chosen[i])
-        continue;
-      const int64_t* voxel = kind == 0 ? p.birthVoxel : p.deathVoxel;
-      const Run r = voxel[0] >= 0 ? sweep.runs[static_cast<size_t>(linear(voxel))] : Run{};
-      if (r.first < 0)
-      {
-        ++out.unmatched;
-        continue;
-      }
-      const Interval iv{ sweep.position[static_cast<size_t>(r.first)], sweep.position[static_cast<size_t>(r.last)],
-        static_cast<int32_t>(i) };
-      out.voxels[i] = iv.end - iv.start + 1;
-      intervals.push_back(iv);
-    }
-    out.labels[kind].assign(static_cast<size_t>(n), -1);
-    paint(intervals, sweep.position, o.innermost, out.labels[kind]);
+    if (n < std::numeric_limits<int32_t>::max() - 1)
+      regionsOfKind<int32_t>(kind, image.dims, key, diagram, chosen, top, o, threads, out);
+    else
+      regionsOfKind<int64_t>(kind, image.dims, key, diagram, chosen, top, o, threads, out);
   }
   return out;
 }
