@@ -7,6 +7,7 @@ pvpython, pvbatch or the GUI's Python shell.
     views.show_barcode(diagram)                  # one bar per pair
     views.show_critical_voxels(diagram, render_view, min_persistence=50.0)
     views.show_euler_curve(curve)                # line chart
+    views.link_selection(diagram, plot)          # picked pairs -> their voxels
 
 Each function takes the Persistence Diagram proxy (or any proxy whose
 output port 1 is its Pairs table) and returns (view, display). Diagrams and
@@ -14,7 +15,8 @@ barcodes are geometry from the Persistence Plot filter
 (vtkPersistencePlotFilter) in a render view in 2D mode, so ParaView's
 selection tools work on them: rubber-band select points or bars and read
 their PairIdentifier in the spreadsheet, then feed those rows to Feature
-Regions. Colours per dimension are the same everywhere: components blue,
+Regions; link_selection carries a selection between the diagram (or
+barcode) and the critical voxels in the 3D view, either way. Colours per dimension are the same everywhere: components blue,
 loops orange, voids green.
 """
 from paraview import simple
@@ -188,3 +190,50 @@ def show_euler_curve(curve, view=None, size=(1000, 600), title=None):
     display.XArrayName = "Threshold"
     display.SeriesVisibility = ["EulerCharacteristic"]
     return view, display
+
+
+def selected_pairs(source, port=0):
+    """The PairIdentifiers of what is selected on `source` (output `port`):
+    points or bars picked in a diagram or barcode view, critical voxels
+    picked in the 3D view. Guides (-1) are left out."""
+    from paraview import servermanager as sm
+    from vtk.numpy_interface import dataset_adapter as dsa
+
+    extract = simple.ExtractSelection(Input=sm.OutputPort(source, port))
+    data = dsa.WrapDataObject(sm.Fetch(extract))
+    simple.Delete(extract)
+    ids = set()
+    for attributes in (data.PointData, data.CellData):
+        if "PairIdentifier" in attributes.keys():
+            ids.update(int(v) for v in attributes["PairIdentifier"] if v >= 0)
+    return sorted(ids)
+
+
+def select_pairs(diagram, pair_ids, plot=None):
+    """Selects the pairs `pair_ids` wherever they are drawn: their critical
+    voxels (output 2 of the Persistence Diagram `diagram`) and, given one,
+    the points or bars of a Persistence Plot. ParaView highlights the
+    selection in every view showing them, as for a selection made by hand."""
+    from paraview import servermanager as sm
+    from paraview.modules.vtkRemotingViews import vtkSMSelectionHelper
+
+    query = "in1d(PairIdentifier, [%s])" % ", ".join(str(int(i)) for i in pair_ids)
+    targets = [(diagram, 2, "Point Data")] + ([(plot, 0, "Cell Data")] if plot is not None else [])
+    for source, port, element in targets:
+        query_source = sm.sources.SelectionQuerySource(QueryString=query, ElementType=element)
+        # As ParaView's own selections: the source wrapped in an append-
+        # selections proxy (what the GUI's panels expect to find).
+        append = vtkSMSelectionHelper.NewAppendSelectionsFromSelectionSource(query_source.SMProxy)
+        source.SMProxy.SetSelectionInput(port, append, 0)
+        append.UnRegister(None)
+    simple.RenderAllViews()
+
+
+def link_selection(diagram, plot, from_plot=True):
+    """Carries a selection across: the pairs picked in the diagram or
+    barcode `plot` to their critical voxels (from_plot), or the critical
+    voxels picked in the 3D view to the plot's points or bars. Returns the
+    PairIdentifiers selected."""
+    ids = selected_pairs(plot) if from_plot else selected_pairs(diagram, 2)
+    select_pairs(diagram, ids, plot)
+    return ids

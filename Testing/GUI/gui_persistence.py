@@ -3,8 +3,10 @@ Xvfb), as a person would work: the plugin loaded from the command line,
 Persistence Diagram applied to a volume, its diagram shown in the client's
 own render view through topovox.views, pairs selected in that view by id
 (what a rubber-band selection produces), extracted, and fed to Feature
-Regions, whose labels must be exactly the selected pairs; the view's picture
-must show every dimension of the diagram in its own colour. Results go to
+Regions, whose labels must be exactly the selected pairs; the selection
+linked both ways (picked pairs select their critical voxels, picked voxels
+select their pairs); the view's picture must show every dimension of the
+diagram in its own colour. Results go to
 the file named by TOPOVOX_GUI_RESULT ("gui: N failures" on its last line),
 which test_gui_persistence.py reads.
 """
@@ -68,6 +70,29 @@ try:
     wanted = set(int(cells["PairIdentifier"][c]) for c in picked)
     got = set(int(v) for v in np.unique(labels)) - {-1}
     expect(len(wanted) == 3 and got == wanted, "selected pairs %s become exactly the regions %s" % (sorted(wanted), sorted(got)))
+    # Linked selection: the pairs picked in the diagram select their
+    # critical voxels, and voxels picked in the 3D view select their pairs.
+    crit = sm.OutputPort(diagram, 2)
+    linked = views.link_selection(diagram, plot)
+    expect(sorted(linked) == sorted(wanted), "link_selection reads the picked pairs %s (%s)" % (sorted(wanted), linked))
+    voxel_ids = set(int(v) for v in dsa.WrapDataObject(sm.Fetch(simple.ExtractSelection(Input=crit))).PointData["PairIdentifier"])
+    expect(voxel_ids == wanted, "their critical voxels are selected (%s)" % sorted(voxel_ids))
+    points = dsa.WrapDataObject(sm.Fetch(diagram, idx=2)).PointData["PairIdentifier"]
+    other = [k for k in range(len(points)) if int(points[k]) not in wanted][:2]
+    ids = []
+    for k in other:
+        ids += [0, k]
+    # What picking those points in the 3D view produces: an id selection on
+    # the diagram's third output.
+    from paraview.modules.vtkRemotingViews import vtkSMSelectionHelper
+    picked_voxels = sm.sources.IDSelectionSource(IDs=ids, FieldType="POINT")
+    append = vtkSMSelectionHelper.NewAppendSelectionsFromSelectionSource(picked_voxels.SMProxy)
+    diagram.SMProxy.SetSelectionInput(2, append, 0)
+    append.UnRegister(None)
+    back = views.link_selection(diagram, plot, from_plot=False)
+    marks = dsa.WrapDataObject(sm.Fetch(simple.ExtractSelection(Input=plot))).CellData["PairIdentifier"]
+    expect(sorted(set(int(v) for v in marks)) == sorted(back) and len(back) >= 1,
+           "voxels picked in 3D select their pairs in the diagram (%s, %s)" % (sorted(back), list(marks)))
     # And the regions shown in a 3D view next to the diagram.
     volume_view = simple.CreateView("RenderView")
     shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
