@@ -21,7 +21,7 @@ def main():
     result = os.path.join(work, "gui_result.txt")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gui_persistence.py")
     env = dict(os.environ, TOPOVOX_GUI_RESULT=result)
-    p = subprocess.run([a.xvfb_run, "-a", "-s", "-screen 0 1280x1024x24", a.paraview, "--dr",
+    p = subprocess.run([a.xvfb_run, "-a", "-n", "191", "-s", "-screen 0 1280x1024x24", a.paraview, "--dr",
                         "--plugin-search-paths=" + a.plugin_dir, "--plugins=TopoVox", "--script=" + script, "--exit"],
                        env=env, capture_output=True, text=True, timeout=300)
     if not os.path.exists(result):
