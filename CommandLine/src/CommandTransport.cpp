@@ -1,7 +1,9 @@
 // CommandTransport.cpp - `topovox transport A B M -o OUTPUT`: entropic
 // optimal transport between pairs of histograms (Kernels' Sinkhorn.h, POT's
 // sinkhorn / sinkhorn_log / sinkhorn2 mirrored). One row per pair: pair,
-// cost, iterations, error; --plan writes the plans as a .npy array.
+// cost, iterations, error; --plan writes the plans as a .npy array. With
+// --grid, `topovox transport A B --grid`: two densities on one image grid
+// (GridSinkhorn.h), the squared Euclidean cost with the spacing, no matrix.
 #include "Commands.h"
 
 #include "CommandSteps.h"
@@ -14,8 +16,10 @@
 #include "OutputFile.h"
 #include "TableWriter.h"
 
+#include "topovox/GridSinkhorn.h"
 #include "topovox/Sinkhorn.h"
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -31,6 +35,9 @@ struct TransportArguments
   ExecutionOptions execution;
   SinkhornOptions options;
   std::string output, plan;
+  bool grid = false;                // --grid
+  std::vector<double> spacing;      // --spacing (grid)
+  std::string displacement, potentials; // grid outputs
 };
 
 void addTransportOptions(OptionParser& p, TransportArguments& a)
@@ -56,13 +63,25 @@ void addTransportOptions(OptionParser& p, TransportArguments& a)
     [&a](const std::string& t) { a.output = t; });
   p.value("plan", 0, "FILE", "also write the plans, a .npy of shape (pairs, d, d)", "",
     [&a](const std::string& t) { a.plan = t; });
+  p.section("Grids (--grid)");
+  p.flag("grid", 0,
+    "A and B are densities on one image grid (any\ninput format, normalised to unit mass); the cost is\n"
+    "the squared Euclidean distance between voxels;\nno M, no matrix is built",
+    &a.grid);
+  p.value("spacing", 0, "S|X,Y,Z", "voxel size per axis, x first", "the image's, else 1",
+    [&a](const std::string& t) { a.spacing = parseNumberList(t); });
+  p.value("displacement", 0, "FILE", "write where each voxel's mass goes on average,\nminus its position: "
+    ".npy of the image's shape + (3,)", "", [&a](const std::string& t) { a.displacement = t; });
+  p.value("potentials", 0, "FILE", "write the dual potentials: .npy of shape\n(2,) + the image's shape", "",
+    [&a](const std::string& t) { a.potentials = t; });
   addExecutionOptions(p, a.execution);
   p.epilog("A and B: histograms as .npy arrays of shape (d,) or (pairs, d) (nonnegative;\n"
     "a single A or B is used for every pair); M: the d x d cost matrix (.npy).\n"
     "The cost is POT's sinkhorn2: <plan, M>.\n\n"
     "Examples:\n"
     "  topovox transport a.npy b.npy M.npy --reg 0.05 -o costs.csv\n"
-    "  topovox transport a.npy b.npy M.npy --method sinkhorn_log --reg 0.001 --plan plans.npy -o -");
+    "  topovox transport a.npy b.npy M.npy --method sinkhorn_log --reg 0.001 --plan plans.npy -o -\n"
+    "  topovox transport rho0.npy rho1.npy --grid --method sinkhorn_log --reg 2 --displacement d.npy -o cost.csv");
 }
 
 // An .npy of one or two axes as (rows, d) doubles.
@@ -76,6 +95,87 @@ std::vector<double> histograms(const std::string& path, int64_t& rows, int64_t& 
   if (image.fortranOrder && image.axes == 2)
     throw UsageError(path + " is Fortran-ordered: save it with np.ascontiguousarray");
   return valuesOf(image);
+}
+// --grid: two densities on one grid, one row: cost, iterations, error.
+int runGrid(const std::vector<std::string>& positional, const TransportArguments& a)
+{
+  if (positional.size() != 2)
+    throw UsageError("--grid takes two inputs: A B (densities on one grid)");
+  if (!a.plan.empty())
+    throw UsageError("--grid builds no plan: use --displacement or --potentials");
+  for (const std::string* path : { &a.displacement, &a.potentials })
+    if (!path->empty() && !endsWith(*path, ".npy"))
+      throw UsageError("--displacement and --potentials write .npy arrays");
+  const TableFormat format = tableFormatFor(a.output);
+  OutputFile output(a.output);
+  std::unique_ptr<OutputFile> displacementOut(a.displacement.empty() ? nullptr : new OutputFile(a.displacement));
+  std::unique_ptr<OutputFile> potentialsOut(a.potentials.empty() ? nullptr : new OutputFile(a.potentials));
+  const Image ia = readInputLogged(positional[0], InputOptions{}, a.execution.verbose);
+  const Image ib = readInputLogged(positional[1], InputOptions{}, a.execution.verbose);
+  if (ia.axes != ib.axes || ia.dims[0] != ib.dims[0] || ia.dims[1] != ib.dims[1] || ia.dims[2] != ib.dims[2])
+    throw UsageError("A is " + ia.describe() + ", B " + ib.describe() + ": they must share one grid");
+  double spacing[3] = { ia.spacing[0], ia.spacing[1], ia.spacing[2] };
+  if (!a.spacing.empty())
+  {
+    if (a.spacing.size() != 1 && static_cast<int>(a.spacing.size()) != ia.axes)
+      throw UsageError("--spacing takes one value or one per image axis (" + std::to_string(ia.axes) + ")");
+    for (int k = 0; k < ia.axes; ++k)
+      spacing[k] = a.spacing.size() == 1 ? a.spacing[0] : a.spacing[static_cast<size_t>(k)];
+  }
+  std::vector<double> A = valuesOf(ia), B = valuesOf(ib);
+  for (auto* v : { &A, &B })
+  {
+    double total = 0;
+    for (double x : *v)
+    {
+      if (!(x >= 0) || !std::isfinite(x))
+        throw UsageError("densities must be nonnegative and finite");
+      total += x;
+    }
+    if (!(total > 0))
+      throw UsageError("a density is zero everywhere");
+    for (double& x : *v)
+      x /= total;
+  }
+  SinkhornOptions o = a.options;
+  o.threads = a.execution.threads;
+  o.device = a.execution.device;
+  GridSinkhornResult r;
+  try
+  {
+    r = sinkhornGrid(A, B, ia.dims, spacing, o);
+  }
+  catch (const std::invalid_argument& e)
+  {
+    throw UsageError(e.what());
+  }
+  warn(r.warnings);
+  Table t;
+  t.columns = { "cost", "iterations", "error" };
+  t.values = { r.cost, static_cast<double>(r.iterations), r.error };
+  writeTableLogged(output, t, format, a.output, a.execution.verbose);
+  // numpy's shape of the image: C order, slowest axis first.
+  std::vector<int64_t> shape;
+  for (int k = ia.axes - 1; k >= 0; --k)
+    shape.push_back(ia.dims[k]);
+  if (displacementOut)
+  {
+    std::vector<int64_t> s = shape;
+    s.push_back(3);
+    writeArrayNpy(displacementOut->stream(), ScalarType::Float64, s, r.displacement.data(),
+      r.displacement.size() * sizeof(double));
+    displacementOut->commit();
+  }
+  if (potentialsOut)
+  {
+    std::vector<double> both = r.sourcePotential;
+    both.insert(both.end(), r.targetPotential.begin(), r.targetPotential.end());
+    std::vector<int64_t> s = { 2 };
+    s.insert(s.end(), shape.begin(), shape.end());
+    writeArrayNpy(potentialsOut->stream(), ScalarType::Float64, s, both.data(), both.size() * sizeof(double));
+    potentialsOut->commit();
+  }
+  return ExitSuccess;
 }
 } // namespace
 
@@ -92,10 +192,14 @@ int runTransport(const std::vector<std::string>& args)
     std::fputs(parser.help().c_str(), stdout);
     return ExitSuccess;
   }
-  if (positional.size() != 3)
-    throw UsageError("expected three inputs: A B M (see topovox transport --help)");
   if (a.output.empty())
     throw UsageError("no output: give -o OUTPUT");
+  if (a.grid)
+    return runGrid(positional, a);
+  if (!a.displacement.empty() || !a.potentials.empty() || !a.spacing.empty())
+    throw UsageError("--displacement, --potentials and --spacing go with --grid");
+  if (positional.size() != 3)
+    throw UsageError("expected three inputs: A B M (see topovox transport --help)");
   const TableFormat format = tableFormatFor(a.output);
   if (!a.plan.empty() && !endsWith(a.plan, ".npy"))
     throw UsageError("--plan writes a .npy array");

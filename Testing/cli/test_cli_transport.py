@@ -5,8 +5,10 @@ inputs: ot.sinkhorn's plans and ot.sinkhorn2's costs, method 'sinkhorn' and
 broadcast against many (relative error 1e-10: the same iterations in
 float64); the plans' marginals match a and b when converged; a zero entry
 in a marginal (log domain) gives a zero plan row, no NaN; too few
-iterations warn in one line and still write; and the usage errors.
-Skipped (exit 77) without POT.
+iterations warn in one line and still write; and the usage errors. Then
+--grid (convolutional Sinkhorn on image grids, 1D to 3D, anisotropic
+spacing) against POT's dense problem on the voxels' positions: cost,
+displacement and potentials. Skipped (exit 77) without POT.
 
 Usage: test_cli_transport.py --topovox PATH
 """
@@ -99,7 +101,49 @@ def main():
             p, table, _ = run(a.topovox, work, data[0], data[1], data[2], args)
             expect(table is None and p.returncode == 2 and why in p.stderr and len(p.stderr.strip().splitlines()) == 1,
                    "%s: expected exit 2 naming '%s', got %d %r" % (args, why, p.returncode, p.stderr))
+        check_grids(a.topovox, work, rng)
     return finish()
+
+
+def check_grids(tool, work, rng):
+    """--grid: two densities on one image grid against POT's dense problem
+    on the voxels' world positions (squared Euclidean cost): the cost, the
+    barycentres of POT's plan, and the plan rebuilt from the potentials."""
+    pa, pb = os.path.join(work, "ga.npy"), os.path.join(work, "gb.npy")
+    out, disp, pot = (os.path.join(work, n) for n in ("gc.csv", "gd.npy", "gp.npy"))
+    for shape, spacing, reg, method in (((9,), (0.5,), 0.3, "sinkhorn"), ((4, 6), (0.5, 2.0), 0.7, "sinkhorn_log"),
+                                        ((3, 4, 5), (1.0, 0.5, 2.0), 1.5, "sinkhorn_log")):
+        a = rng.random(shape) + 0.1
+        b = rng.random(shape) ** 2 + 0.05
+        np.save(pa, a)
+        np.save(pb, b)
+        p = subprocess.run([tool, "transport", pa, pb, "--grid", "--spacing", ",".join(map(str, spacing)),
+                            "--method", method, "--reg", str(reg), "-o", out, "--displacement", disp,
+                            "--potentials", pot], capture_output=True, text=True)
+        what = "grid %s %s" % (shape, method)
+        expect(p.returncode == 0, what + ": ran (%s)" % p.stderr.strip())
+        if p.returncode:
+            continue
+        idx = np.indices(shape)
+        # World positions x first (the tool's spacing order), voxels in C order.
+        X = np.stack([idx[len(shape) - 1 - k].ravel() * spacing[k] for k in range(len(shape))], axis=1)
+        an, bn = a.ravel() / a.sum(), b.ravel() / b.sum()
+        M = ot.dist(X, X)
+        want = ot.sinkhorn2(an, bn, M, reg, method=method, numItermax=1000, stopThr=1e-9)
+        row = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)[0]
+        expect(rel(row[0], want) < 1e-10, what + ": cost %r, POT %r" % (row[0], want))
+        P = ot.sinkhorn(an, bn, M, reg, method=method, numItermax=1000, stopThr=1e-9)
+        bary = P @ X / P.sum(axis=1, keepdims=True) - X
+        d = np.load(disp)
+        expect(d.shape == shape + (3,) and np.allclose(d.reshape(-1, 3)[:, :len(shape)], bary, rtol=0, atol=1e-9),
+               what + ": displacement = POT plan's barycentres")
+        f, g = np.load(pot).reshape(2, -1)
+        expect(np.allclose(np.exp((f[:, None] + g[None, :] - M) / reg), P, rtol=0, atol=1e-9 * P.max()),
+               what + ": the potentials give POT's plan")
+    # Usage: --grid with a matrix, grids that differ.
+    np.save(pb, rng.random((4, 5)))
+    p = subprocess.run([tool, "transport", pa, pb, "--grid", "-o", out], capture_output=True, text=True)
+    expect(p.returncode == 2 and "share one grid" in p.stderr, "grids that differ: %r" % p.stderr)
 
 
 if __name__ == "__main__":
