@@ -215,6 +215,8 @@ int vtkOptimalTransportFilter::RequestData(
   };
   addArray("SourcePotential", 1, r.sourcePotential);
   addArray("TargetPotential", 1, r.targetPotential);
+  addArray("SourceGradient", 1, r.sourceGradient);
+  addArray("TargetGradient", 1, r.targetGradient);
   addArray("Displacement", 3, r.displacement);
   attributes->SetActiveVectors("Displacement");
   auto scalar = [](const char* name, double value, bool integer) -> vtkSmartPointer<vtkDataArray> {

@@ -14,7 +14,10 @@
  *
  * Outputs:
  * - port 0: the source image with point (or cell) arrays SourcePotential and
- *   TargetPotential (the dual potentials; -inf where a density is 0) and
+ *   TargetPotential (the dual potentials; -inf where a density is 0),
+ *   SourceGradient and TargetGradient (the gradients of the entropic
+ *   transport value with respect to each density: the potentials centred,
+ *   0 where the density is 0) and
  *   Displacement, the vector from each voxel to the barycentre of where its
  *   mass goes (show it with glyphs or stream lines), and field data
  *   TransportCost, Iterations and MarginalError;

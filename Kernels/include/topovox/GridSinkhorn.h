@@ -35,6 +35,11 @@ struct GridSinkhornResult
   double error = 0;             // the last marginal violation
   std::string warnings;         // numerical errors, non-convergence
   std::vector<double> sourcePotential, targetPotential;
+  // The gradients of the entropic transport value with respect to a and b:
+  // the potentials centred (their mean over the voxels of positive mass
+  // subtracted), so that they act on mass-preserving changes; 0 where the
+  // density is 0 (its potential is -inf there).
+  std::vector<double> sourceGradient, targetGradient;
   std::vector<double> displacement; // 3 per voxel (x, y, z)
   Device device = Device::CPU;      // where it ran
 };

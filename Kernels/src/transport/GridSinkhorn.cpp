@@ -248,7 +248,7 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
   resolveDevice(o.device, &warn);
 #endif
   HostBackend be(a, b, dims, factors, logDomain, threads);
-  GridSinkhornResult r = transport::solveGrid(be, a, dims, spacing, o);
+  GridSinkhornResult r = transport::solveGrid(be, a, b, dims, spacing, o);
   if (!warn.empty())
     r.warnings = warn + (r.warnings.empty() ? "" : "\n" + r.warnings);
   return r;

@@ -242,7 +242,7 @@ GridSinkhornResult sinkhornGridGPU(const std::vector<double>& a, const std::vect
   const double spacing[3], const SinkhornOptions& options, const GridFactors& factors)
 {
   DeviceBackend be(a, b, dims, factors, options.method == SinkhornMethod::SinkhornLog);
-  return solveGrid(be, a, dims, spacing, options);
+  return solveGrid(be, a, b, dims, spacing, options);
 }
 }
 }

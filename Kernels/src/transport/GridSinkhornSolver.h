@@ -52,8 +52,8 @@ struct GridFactors
 GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double reg, bool logDomain);
 
 template <typename Backend>
-GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const int64_t dims[3], const double spacing[3],
-  const SinkhornOptions& o)
+GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const std::vector<double>& b,
+  const int64_t dims[3], const double spacing[3], const SinkhornOptions& o)
 {
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;
   GridSinkhornResult r;
@@ -99,6 +99,25 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const in
     r.sourcePotential[k] = o.reg * (logDomain ? u[k] : std::log(u[k]));
     r.targetPotential[k] = o.reg * (logDomain ? v[k] : std::log(v[k]));
   }
+  // The gradients: the potentials centred over the voxels of positive mass.
+  auto centred = [n](const std::vector<double>& potential, const std::vector<double>& mass) {
+    double sum = 0;
+    size_t count = 0;
+    for (size_t k = 0; k < n; ++k)
+      if (mass[k] > 0 && std::isfinite(potential[k]))
+      {
+        sum += potential[k];
+        ++count;
+      }
+    const double mean = count ? sum / static_cast<double>(count) : 0.0;
+    std::vector<double> out(n, 0.0);
+    for (size_t k = 0; k < n; ++k)
+      if (mass[k] > 0 && std::isfinite(potential[k]))
+        out[k] = potential[k] - mean;
+    return out;
+  };
+  r.sourceGradient = centred(r.sourcePotential, a);
+  r.targetGradient = centred(r.targetPotential, b);
   be.apply(Kernel, Buffer::V, Buffer::KV);
   const std::vector<double> rowSum = be.download(Buffer::KV);
   r.displacement.assign(3 * n, 0.0);
