@@ -9,7 +9,6 @@ colour (pixels of that colour exist), and nothing renders blank.
 """
 import collections
 import os
-import sys
 import tempfile
 
 import numpy as np

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
-from vtkmodules.vtkCommonCore import vtkCommand, vtkDoubleArray
+from vtkmodules.vtkCommonCore import vtkCommand
 from vtkmodules.vtkCommonDataModel import vtkTable
 
 from paraview import servermanager as sm
