@@ -21,10 +21,10 @@
 #include "vtkPointData.h"
 #include "vtkTable.h"
 
-#include <map>
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <vector>
 
 vtkStandardNewMacro(vtkFeatureRegionsFilter);
@@ -66,22 +66,31 @@ int vtkFeatureRegionsFilter::RequestUpdateExtent(
 
 namespace
 {
+struct PairRow
+{
+  int dimension;
+  long long birthId, deathId; // voxel ids; deathId -1 for an essential class
+  double birth;               // the birth value, NaN when the input has none
+  int label;                  // its PairIdentifier
+};
+
 // The pairs of a table's rows, or of a data set's cells (e.g. an extract
 // of points or bars selected in a Persistence Plot; its guides, with
-// PairIdentifier -1, are skipped), as (dimension, birth id, death id) ->
-// label. Returns an empty string or what is missing.
-std::string pairsOf(vtkDataObject* data, std::map<std::tuple<int, long long, long long>, int>& rows)
+// PairIdentifier -1, are skipped). Returns an empty string or what is
+// missing.
+std::string pairsOf(vtkDataObject* data, std::vector<PairRow>& rows)
 {
   vtkFieldData* columns = nullptr;
   if (auto* table = vtkTable::SafeDownCast(data))
     columns = table->GetRowData();
   else if (auto* set = vtkDataSet::SafeDownCast(data))
     columns = set->GetCellData();
-  auto* dim = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("Dimension")) : nullptr;
-  auto* birth = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("BirthId")) : nullptr;
-  auto* death = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("DeathId")) : nullptr;
-  auto* id = columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray("PairIdentifier")) : nullptr;
-  if (!dim || !birth || !death)
+  auto column = [columns](const char* name) {
+    return columns ? vtkDataArray::SafeDownCast(columns->GetAbstractArray(name)) : nullptr;
+  };
+  vtkDataArray *dim = column("Dimension"), *birthId = column("BirthId"), *deathId = column("DeathId"),
+               *id = column("PairIdentifier"), *birth = column("Birth");
+  if (!dim || !birthId || !deathId)
     return "the pairs input needs numeric Dimension, BirthId and DeathId columns or cell arrays (the Pairs output "
            "of Persistence Diagram, a Persistence Plot, or an extract of either)";
   for (vtkIdType r = 0; r < dim->GetNumberOfTuples(); ++r)
@@ -89,8 +98,8 @@ std::string pairsOf(vtkDataObject* data, std::map<std::tuple<int, long long, lon
     const int label = id ? static_cast<int>(id->GetTuple1(r)) : static_cast<int>(r);
     if (id && label < 0)
       continue; // a plot's guide
-    rows[{ static_cast<int>(dim->GetTuple1(r)), static_cast<long long>(birth->GetTuple1(r)),
-      static_cast<long long>(death->GetTuple1(r)) }] = label;
+    rows.push_back({ static_cast<int>(dim->GetTuple1(r)), static_cast<long long>(birthId->GetTuple1(r)),
+      static_cast<long long>(deathId->GetTuple1(r)), birth ? birth->GetTuple1(r) : std::nan(""), label });
   }
   return {};
 }
@@ -115,7 +124,7 @@ int vtkFeatureRegionsFilter::RequestData(
     vtkErrorMacro(<< "Feature regions: " << why << ".");
     return 0;
   }
-  std::map<std::tuple<int, long long, long long>, int> tableRows;
+  std::vector<PairRow> tableRows;
   vtkDataObject* table = vtkDataObject::GetData(inputVector[1]);
   if (table)
   {
@@ -128,17 +137,9 @@ int vtkFeatureRegionsFilter::RequestData(
   }
 
   this->SetProgressText("Feature regions");
-  topovox::PersistenceOptions po;
-  po.construction = this->Construction ? topovox::Construction::T : topovox::Construction::V;
-  po.filtration = this->Filtration ? topovox::Filtration::Superlevel : topovox::Filtration::Sublevel;
-  po.threads = this->NumberOfThreads;
-  po.progress = [this](double f) {
-    this->UpdateProgress(0.8 * f);
-    return !this->CheckAbort();
-  };
   topovox::FeatureRegionOptions ro;
-  ro.construction = po.construction;
-  ro.filtration = po.filtration;
+  ro.construction = this->Construction ? topovox::Construction::T : topovox::Construction::V;
+  ro.filtration = this->Filtration ? topovox::Filtration::Superlevel : topovox::Filtration::Sublevel;
   ro.minPersistence = this->MinimumPersistence;
   ro.includeEssential = this->IncludeEssentialClasses;
   ro.threads = this->NumberOfThreads;
@@ -146,33 +147,61 @@ int vtkFeatureRegionsFilter::RequestData(
   std::vector<int> labelOf; // per pair of the diagram: the label it is shown with
   try
   {
-    const topovox::PersistenceDiagram diagram = topovox::computePersistence(grid, po);
-    const auto voxelId = [&](const int64_t c[3]) {
-      return c[0] < 0 ? -1LL : static_cast<long long>(c[0] + grid.dims[0] * (c[1] + grid.dims[1] * c[2]));
-    };
-    labelOf.resize(diagram.pairs.size());
-    for (size_t i = 0; i < diagram.pairs.size(); ++i)
+    topovox::PersistenceDiagram diagram;
+    if (table)
     {
-      const auto& p = diagram.pairs[i];
-      labelOf[i] = static_cast<int>(i);
-      if (!table)
-        continue;
-      const auto row =
-        tableRows.find({ p.dimension, voxelId(p.birthVoxel), p.essential ? -1LL : voxelId(p.deathVoxel) });
-      if (row != tableRows.end())
+      // The table already holds the pairs and their voxels: no persistence
+      // to compute again. A row whose birth voxel does not hold its birth
+      // value comes from another image and is left out.
+      const int component = std::max(0, this->Component);
+      const long long voxels = static_cast<long long>(grid.voxelCount());
+      auto coordinates = [&](long long id, int64_t c[3]) {
+        c[0] = id % grid.dims[0];
+        c[1] = (id / grid.dims[0]) % grid.dims[1];
+        c[2] = id / (grid.dims[0] * grid.dims[1]);
+      };
+      size_t foreign = 0;
+      for (const PairRow& row : tableRows)
       {
-        ro.pairs.push_back(static_cast<int64_t>(i));
-        labelOf[i] = row->second;
+        const bool inside = row.birthId >= 0 && row.birthId < voxels && row.deathId < voxels;
+        // (Diagrams report the image's own values, superlevel ones too.)
+        if (!inside || (!std::isnan(row.birth) && array->GetComponent(row.birthId, component) != row.birth))
+        {
+          ++foreign;
+          continue;
+        }
+        topovox::PersistencePair p;
+        p.dimension = row.dimension;
+        p.essential = row.deathId < 0;
+        coordinates(row.birthId, p.birthVoxel);
+        if (!p.essential)
+          coordinates(row.deathId, p.deathVoxel);
+        ro.pairs.push_back(static_cast<int64_t>(diagram.pairs.size()));
+        diagram.pairs.push_back(p);
+        labelOf.push_back(row.label);
       }
+      if (foreign)
+        vtkWarningMacro(<< "Feature regions: " << foreign
+                        << " rows of the table of pairs do not belong to this image (their birth voxel does not "
+                           "hold their birth value); they are left out.");
     }
-    if (table && ro.pairs.size() < tableRows.size())
-      vtkWarningMacro(<< "Feature regions: " << tableRows.size() - ro.pairs.size()
-                      << " rows of the table of pairs are not pairs of this image's diagram (another image, "
-                         "construction or filtration?); they are left out.");
+    else
+    {
+      topovox::PersistenceOptions po;
+      po.construction = ro.construction;
+      po.filtration = ro.filtration;
+      po.threads = this->NumberOfThreads;
+      po.progress = [this](double f) {
+        this->UpdateProgress(0.8 * f);
+        return !this->CheckAbort();
+      };
+      diagram = topovox::computePersistence(grid, po);
+      for (size_t i = 0; i < diagram.pairs.size(); ++i)
+        labelOf.push_back(static_cast<int>(i));
+    }
     if (table && ro.pairs.empty())
     {
-      // No row is a pair of this diagram: nothing to label (an empty list
-      // would mean every pair).
+      // No row to label (an empty list would mean every pair).
       regions.labels[0].assign(static_cast<size_t>(grid.voxelCount()), -1);
       regions.labels[1] = regions.labels[0];
     }

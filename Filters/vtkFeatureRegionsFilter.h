@@ -14,15 +14,18 @@
  * the PairIdentifier of the innermost selected region containing it, or -1;
  * threshold, extract or colour by them to see and measure the structures.
  *
- * Pairs: those of the image's persistence diagram (computed here with the
- * same Construction and Filtration as the Persistence Diagram filter) with
- * persistence above MinimumPersistence, essential classes included; or, when
- * the optional second input is connected, exactly the pairs it lists: the
- * rows of the Pairs output of the Persistence Diagram filter, or the cells of
- * a Persistence Plot, or any selection or extract of either (matched by
- * Dimension, BirthId and DeathId; labels are their PairIdentifier), so that
- * points picked in the diagram view, bars in the barcode or rows in the
- * spreadsheet become regions (Extract Selection, then this filter).
+ * Pairs: those of the image's persistence diagram (computed here with
+ * Construction and Filtration) with persistence above MinimumPersistence,
+ * essential classes included; or, when the optional second input is
+ * connected, exactly the pairs it lists, with no persistence computed again:
+ * the rows of the Pairs output of the Persistence Diagram filter, or the
+ * cells of a Persistence Plot, or any selection or extract of either
+ * (Dimension, BirthId, DeathId, Birth; labels are their PairIdentifier), so
+ * that points picked in the diagram view, bars in the barcode or rows in the
+ * spreadsheet become regions (Extract Selection, then this filter). Set
+ * Construction and Filtration as the diagram was computed; rows whose birth
+ * voxel does not hold their birth value (another image) are left out with a
+ * warning.
  *
  * MPI: rank 0 gathers the image and computes; the other ranks output empty
  * images. Progress is reported; errors name their reason.

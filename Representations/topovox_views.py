@@ -109,22 +109,27 @@ def _legend(display, view, title):
     return bar
 
 
-def show_diagram(diagram, view=None, band=0.0, point_size=7, size=(800, 800)):
-    """Points (birth, death) coloured by dimension, the diagonal, the edge
-    where essential classes sit, and the band of pairs persisting less than
-    `band` (0: none). Axis titles name the analysed array."""
-    plot = simple.PersistencePlot(Input=_pairs(diagram))
-    plot.Layout = "Diagram"
-    plot.BandPersistence = band
+def _show_plot(diagram, view, size, line_width, **plot_properties):
+    """A Persistence Plot of the diagram's pairs in a 2D view, coloured by
+    dimension, with its legend: what the diagram and the barcode share."""
+    plot = simple.PersistencePlot(Input=_pairs(diagram), **plot_properties)
     view = _plot_view(view, size)
     display = simple.Show(plot, view)
     display.Representation = "Surface"
     simple.ColorBy(display, ("CELLS", "Dimension"))
     display.LookupTable = dimension_lookup_table()
+    display.LineWidth = line_width
+    _legend(display, view, "dimension")
+    return view, display
+
+
+def show_diagram(diagram, view=None, band=0.0, point_size=7, size=(800, 800)):
+    """Points (birth, death) coloured by dimension, the diagonal, the edge
+    where essential classes sit, and the band of pairs persisting less than
+    `band` (0: none). Axis titles name the analysed array."""
+    view, display = _show_plot(diagram, view, size, 1.5, Layout="Diagram", BandPersistence=band)
     display.PointSize = point_size
     display.RenderPointsAsSpheres = 1
-    display.LineWidth = 1.5
-    _legend(display, view, "dimension")
     name = _value_name(diagram)
     view.AxesGrid.XTitle = "birth (%s)" % name
     view.AxesGrid.YTitle = "death (%s)" % name
@@ -135,16 +140,7 @@ def show_diagram(diagram, view=None, band=0.0, point_size=7, size=(800, 800)):
 def show_barcode(diagram, view=None, sort_by="Persistence", line_width=2.0, size=(900, 700)):
     """One bar per pair from birth to death, grouped by dimension (components
     at the bottom), longest first (sort_by="Birth": by birth)."""
-    plot = simple.PersistencePlot(Input=_pairs(diagram))
-    plot.Layout = "Barcode"
-    plot.SortBy = sort_by
-    view = _plot_view(view, size)
-    display = simple.Show(plot, view)
-    display.Representation = "Surface"
-    simple.ColorBy(display, ("CELLS", "Dimension"))
-    display.LookupTable = dimension_lookup_table()
-    display.LineWidth = line_width
-    _legend(display, view, "dimension")
+    view, display = _show_plot(diagram, view, size, line_width, Layout="Barcode", SortBy=sort_by)
     view.AxesGrid.XTitle = _value_name(diagram)
     view.AxesGrid.YTitle = "bars"
     view.AxesGrid.YAxisUseCustomLabels = 1

@@ -121,6 +121,20 @@ for shape in ((40,), (23, 29), (9, 11, 10)):
             want = expected_labels(volume, [p for p in pairs if p[0] in ids], construction, superlevel, -1.0)
             expect(np.array_equal(labels, want[0]), what + ": selected rows give exactly their regions")
 
+# Rows of another image's diagram: left out with a warning, nothing labelled.
+other = vtk_image(rng.random((23, 29)))
+foreign_diagram = topovox.vtkPersistenceDiagramFilter()
+foreign_diagram.SetInputDataObject(0, other)
+foreign_diagram.Update()
+warnings = []
+foreign = topovox.vtkFeatureRegionsFilter()
+foreign.AddObserver(vtkCommand.WarningEvent, lambda obj, event: warnings.append(event))
+foreign.SetInputDataObject(0, vtk_image(rng.random((23, 29))))
+foreign.SetInputDataObject(1, foreign_diagram.GetOutputDataObject(1))
+foreign.Update()
+labels = vtk_to_numpy(foreign.GetOutput().GetPointData().GetArray("ComponentRegion"))
+expect(len(warnings) == 1 and (labels == -1).all(), "another image's pairs are left out with a warning")
+
 # The proxy, as a user applies it, on ParaView's Wavelet.
 wavelet = Wavelet()
 wavelet.WholeExtent = [-6, 6, -5, 5, -4, 4]

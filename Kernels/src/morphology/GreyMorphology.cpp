@@ -8,6 +8,7 @@
 #include "MorphologyBackends.h"
 #include "SeparableMinMax.h"
 
+#include "../common/GridValues.h"
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 
@@ -73,9 +74,12 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
       using T = typename decltype(tag)::type;
       if constexpr (std::is_floating_point<T>::value)
       {
-        std::vector<T> values = morphology::packed<T>(image);
-        if (std::any_of(values.begin(), values.end(), [](T v) { return std::isnan(v); }))
+        // Look for NaN in place; the image is copied only when there is one.
+        bool anyNaN = false;
+        forEachValue<T>(image, [&](int64_t, T v) { anyNaN = anyNaN || std::isnan(v); });
+        if (anyNaN)
         {
+          std::vector<T> values = packedValues<T>(image);
           morphology::separableMinOrMax(values, image.dims, e, minimum, o);
           std::memcpy(out.data(), values.data(), out.size());
           done = true;

@@ -24,19 +24,6 @@ namespace morphology
 // True when scipy would filter `s` separably: flat, every element set.
 bool isSeparableBox(const StructuringElement& s);
 
-// The image's samples packed, x fastest.
-template <typename T>
-std::vector<T> packed(const GridView& g)
-{
-  std::vector<T> v(static_cast<size_t>(g.voxelCount()));
-  const T* d = static_cast<const T*>(g.data);
-  size_t k = 0;
-  for (int64_t z = 0; z < g.dims[2]; ++z)
-    for (int64_t y = 0; y < g.dims[1]; ++y)
-      for (int64_t x = 0; x < g.dims[0]; ++x)
-        v[k++] = d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]];
-  return v;
-}
 
 // values: the image packed (x fastest, dims), of type T (float or double);
 // filtered in place by the box of s (its dims and origin per axis).

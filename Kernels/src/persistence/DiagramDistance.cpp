@@ -83,23 +83,24 @@ DiagramDistance diagramDistance(
   r.iterations = s.iterations[0];
   r.warnings = s.warnings;
   r.distance = std::pow(std::max(0.0, s.costs[0] * mass), 1.0 / o.order);
-  auto plan = [&](int64_t i, int64_t j) { return s.plans[static_cast<size_t>(i * N + j)]; };
-  for (int64_t i = 0; i < n; ++i)
-  {
-    int64_t best = N - 1;
-    for (int64_t j = 0; j < m; ++j)
-      if (plan(i, j) > plan(i, best))
-        best = j;
-    r.matchX[static_cast<size_t>(i)] = best == N - 1 ? -1 : best;
-  }
-  for (int64_t j = 0; j < m; ++j)
-  {
-    int64_t best = N - 1;
-    for (int64_t i = 0; i < n; ++i)
-      if (plan(i, j) > plan(best, j))
-        best = i;
-    r.matchY[static_cast<size_t>(j)] = best == N - 1 ? -1 : best;
-  }
+  // Each point goes where most of its mass does: a point of the other
+  // diagram, or the diagonal (the last row and column, reported as -1).
+  // transposed: the columns of the plan (points of Y) instead of its rows.
+  auto match = [&](int64_t count, int64_t others, bool transposed, std::vector<int64_t>& out) {
+    auto plan = [&](int64_t k, int64_t l) {
+      return s.plans[static_cast<size_t>(transposed ? l * N + k : k * N + l)];
+    };
+    for (int64_t k = 0; k < count; ++k)
+    {
+      int64_t best = N - 1;
+      for (int64_t l = 0; l < others; ++l)
+        if (plan(k, l) > plan(k, best))
+          best = l;
+      out[static_cast<size_t>(k)] = best == N - 1 ? -1 : best;
+    }
+  };
+  match(n, m, false, r.matchX);
+  match(m, n, true, r.matchY);
   return r;
 }
 

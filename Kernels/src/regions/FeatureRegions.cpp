@@ -7,8 +7,8 @@
 // outermost) range.
 #include "topovox/FeatureRegions.h"
 
+#include "../common/GridValues.h"
 #include "../common/Parallel.h"
-#include "../common/ScalarDispatch.h"
 
 #include <algorithm>
 #include <array>
@@ -208,19 +208,10 @@ private:
 // that "older" is always "lower"), NaN kept.
 std::vector<double> keysOf(const GridView& g, bool super)
 {
-  std::vector<double> out(static_cast<size_t>(g.voxelCount()));
-  dispatchScalarType(g.type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* d = static_cast<const T*>(g.data);
-    size_t k = 0;
-    for (int64_t z = 0; z < g.dims[2]; ++z)
-      for (int64_t y = 0; y < g.dims[1]; ++y)
-        for (int64_t x = 0; x < g.dims[0]; ++x)
-        {
-          const double v = static_cast<double>(d[x * g.strides[0] + y * g.strides[1] + z * g.strides[2]]);
-          out[k++] = super ? -v : v;
-        }
-  });
+  std::vector<double> out = valuesAsDouble(g);
+  if (super)
+    for (double& v : out)
+      v = -v;
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "topovox/FeatureRegions.h"
 #include "topovox/Persistence.h"
 
+#include "../common/GridValues.h"
 #include "../common/ScalarDispatch.h"
 
 #include <cstring>
@@ -66,13 +67,7 @@ std::vector<unsigned char> simplifyPersistence(const GridView& image, const Simp
   std::vector<unsigned char> out;
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    std::vector<T> values(static_cast<size_t>(image.voxelCount()));
-    const T* d = static_cast<const T*>(image.data);
-    size_t k = 0;
-    for (int64_t z = 0; z < image.dims[2]; ++z)
-      for (int64_t y = 0; y < image.dims[1]; ++y)
-        for (int64_t x = 0; x < image.dims[0]; ++x)
-          values[k++] = d[x * image.strides[0] + y * image.strides[1] + z * image.strides[2]];
+    std::vector<T> values = packedValues<T>(image);
     if (o.components)
       simplifyStep(values, image.type, image.dims, o, 0);
     if (o.enclosed)
