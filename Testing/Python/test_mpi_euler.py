@@ -6,28 +6,15 @@ whole image (computed serially on rank 0), for point data and cell data, V and
 T, sublevel and superlevel, exact and binned thresholds. With N > 1 the test
 also checks that rank 0 really read only a piece, i.e. that the work was split.
 """
-import sys
 
 import numpy as np
-from mpi4py import MPI
 from skimage.measure import euler_number
 
+from mpi_checks import expect, expect_ranks, rank, report, size
 from wavelet_oracle import wavelet_images
 from paraview.simple import EulerCharacteristicCurve, PointDatatoCellData, Wavelet
 
-comm = MPI.COMM_WORLD
-rank, size = comm.rank, comm.size
-expected_ranks = int(sys.argv[1]) if len(sys.argv) > 1 else size
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("rank %d FAIL: %s" % (rank, what), flush=True)
-
-
-expect(size == expected_ranks, "running on %d ranks" % expected_ranks)
+expect_ranks()
 extent = [-16, 16, -13, 13, -9, 9]
 
 # Serial oracle images on rank 0.
@@ -82,7 +69,5 @@ for association, producer, construction, filtration, mode in cases:
             expect(False, "%s: chi(%g) = %d, skimage %d" % (what, thresholds[j], chi[j], want))
             break
 
-all_failures = comm.allreduce(len(failures))
-if rank == 0:
-    print("%d ranks, %d cases, %d failures" % (size, len(cases), all_failures), flush=True)
+report(len(cases))
 # No sys.exit: pvbatch must finalize MPI itself. CTest reads the line above.

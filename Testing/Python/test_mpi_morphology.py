@@ -8,28 +8,16 @@ halo around itself); global ones (hole filling, propagation, the wrap mode,
 the exact distance transform) appear whole on rank 0, equal to scipy's, and
 empty elsewhere.
 """
-import sys
 
 import numpy as np
 import scipy.ndimage as ndi
-from mpi4py import MPI
 from vtk.numpy_interface import dataset_adapter as dsa
 
+from mpi_checks import expect, expect_ranks, rank, report, size
 from wavelet_oracle import wavelet_images
 from paraview.simple import DistanceTransform, Morphology, Wavelet
 
-comm = MPI.COMM_WORLD
-rank, size = comm.rank, comm.size
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("rank %d FAIL: %s" % (rank, what), flush=True)
-
-
-expect(size == int(sys.argv[1]), "running on %s ranks" % sys.argv[1])
+expect_ranks()
 extent = [-9, 9, -8, 8, -6, 6]
 rt, _ = wavelet_images(extent)  # every rank: the whole image, for the oracle
 fg = (rt >= 120) & (rt <= 200)
@@ -104,7 +92,5 @@ edt.UseForegroundRange = 1
 edt.ForegroundRange = [120, 200]
 check(edt, "Distance", ndi.distance_transform_edt(fg), False, "distance_transform_edt (global)")
 
-all_failures = comm.allreduce(len(failures))
-if rank == 0:
-    print("%d ranks, %d cases, %d failures" % (size, len(cases) + 1, all_failures), flush=True)
+report(len(cases) + 1)
 # No sys.exit: pvbatch must finalize MPI itself. CTest reads the line above.

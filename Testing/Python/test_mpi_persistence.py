@@ -5,24 +5,12 @@ whole image (computed on rank 0 from a serial copy of the Wavelet), for
 point and cell data, V and T, sublevel and superlevel.
 """
 import collections
-import sys
 
 import numpy as np
-from mpi4py import MPI
 
+from mpi_checks import comm, expect, expect_ranks, rank, report, size
 from wavelet_oracle import wavelet_images
 from paraview.simple import PersistenceDiagram, PointDatatoCellData, Wavelet
-
-comm = MPI.COMM_WORLD
-rank, size = comm.rank, comm.size
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("rank %d FAIL: %s" % (rank, what), flush=True)
-
 
 try:
     import cripser
@@ -35,7 +23,7 @@ if not have_oracle:
     if rank == 0:
         print("SKIP: cripser is not installed", flush=True)
 else:
-    expect(size == int(sys.argv[1]), "running on %s ranks" % sys.argv[1])
+    expect_ranks()
     extent = [-9, 9, -8, 8, -5, 5]
     if rank == 0:
         point_image, cell_image = wavelet_images(extent)
@@ -72,6 +60,4 @@ else:
                     (cols["Dimension"].GetValue(j), cols["Birth"].GetValue(j), cols["Death"].GetValue(j))
                     for j in range(table.GetNumberOfRows()))
                 expect(got == want, what + ": pairs equal cripser's")
-    all_failures = comm.allreduce(len(failures))
-    if rank == 0:
-        print("%d ranks, %d cases, %d failures" % (size, cases, all_failures), flush=True)
+    report(cases)

@@ -5,28 +5,16 @@ Transport on its piece of the Wavelet image: each gathers the whole image on
 rank 0, whose output must equal the same filter run on a whole serial copy
 of the image (plain VTK, on rank 0); the other ranks output empty images.
 """
-import sys
 
 import numpy as np
-from mpi4py import MPI
 from vtk.numpy_interface import dataset_adapter as dsa
 from vtkmodules.vtkImagingCore import vtkRTAnalyticSource
 
 import topovox
+from mpi_checks import expect, expect_ranks, rank, report
 from paraview.simple import FeatureRegions, OptimalTransport, TopologicalSimplification, Wavelet
 
-comm = MPI.COMM_WORLD
-rank, size = comm.rank, comm.size
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("rank %d FAIL: %s" % (rank, what), flush=True)
-
-
-expect(size == int(sys.argv[1]), "running on %s ranks" % sys.argv[1])
+expect_ranks()
 extent = [-7, 7, -6, 6, -5, 5]
 wavelet = Wavelet()
 wavelet.WholeExtent = extent
@@ -89,7 +77,5 @@ ot.Reg = 5.0
 check(ot, "Displacement", transport, "optimal transport")
 cases = 4
 
-all_failures = comm.allreduce(len(failures))
-if rank == 0:
-    print("%d ranks, %d cases, %d failures" % (size, cases, all_failures), flush=True)
+report(cases)
 # No sys.exit: pvbatch must finalize MPI itself. CTest reads the line above.

@@ -5,27 +5,15 @@ the transform must appear on rank 0 only and equal scikit-image's on the
 whole image (transform_oracle.py, computed on rank 0 from a serial copy),
 for point and cell data, V and T, a shape level and a weighted image.
 """
-import sys
 
-from mpi4py import MPI
 from vtk.numpy_interface import dataset_adapter as dsa
 
+from mpi_checks import expect, expect_ranks, rank, report
 from wavelet_oracle import wavelet_images
 from transform_oracle import transform_oracle
 from paraview.simple import EulerCharacteristicTransform, PointDatatoCellData, Wavelet
 
-comm = MPI.COMM_WORLD
-rank, size = comm.rank, comm.size
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("rank %d FAIL: %s" % (rank, what), flush=True)
-
-
-expect(size == int(sys.argv[1]), "running on %s ranks" % sys.argv[1])
+expect_ranks()
 extent = [-9, 9, -8, 8, -5, 5]
 if rank == 0:
     point_image, cell_image = wavelet_images(extent)
@@ -64,6 +52,4 @@ for association, producer in (("POINTS", wavelet), ("CELLS", cells)):
             want = transform_oracle(image, directions, thresholds, construction, origin=origin,
                                     spacing=[1.0, 1.0, 1.0], **kw)
             expect(len(thresholds) == 10 and got == want, what + ": equals skimage")
-all_failures = comm.allreduce(len(failures))
-if rank == 0:
-    print("%d ranks, %d cases, %d failures" % (size, cases, all_failures), flush=True)
+report(cases)
