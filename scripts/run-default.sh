@@ -14,8 +14,7 @@ build="${TOPOVOX_BUILD_DIR:-$root/build}"
 export PV_PLUGIN_PATH="$build/lib/paraview-5.11/plugins/TopoVox"
 python_dir="$(find "$build/lib" -maxdepth 3 -type d -name site-packages | head -n 1)"
 export PYTHONPATH="$python_dir${PYTHONPATH:+:$PYTHONPATH}"
-# Both demos under one X server, once it answers (on a loaded machine the
-# first connection can be refused, and pvbatch aborts on that).
-xvfb-run -a -s "-screen 0 1280x1024x24" sh -c \
-  'python3 "$0/Testing/wait_for_display.py" && pvbatch "$0/Examples/euler_curve_demo.py" "$0/out" &&
-   pvbatch "$0/Examples/persistence_demo.py" "$0/out"' "$root"
+# Both demos under one X server (run_under_xvfb.py waits until it answers and
+# starts a fresh one if it refuses pvbatch, as a loaded machine's Xvfb can).
+python3 "$root/scripts/run_under_xvfb.py" -- sh -c \
+  'pvbatch "$0/Examples/euler_curve_demo.py" "$0/out" && pvbatch "$0/Examples/persistence_demo.py" "$0/out"' "$root"

@@ -2,7 +2,7 @@
 """Drives the real ParaView client under Xvfb with the TopoVox plugin and
 gui_persistence.py (--script ... --exit), then reads the script's results.
 
-Usage: test_gui_persistence.py --paraview PATH --xvfb-run PATH --plugin-dir DIR
+Usage: test_gui_persistence.py --paraview PATH --under-xvfb run_under_xvfb.py --plugin-dir DIR
 """
 import argparse
 import os
@@ -14,14 +14,14 @@ import tempfile
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--paraview", required=True)
-    ap.add_argument("--xvfb-run", required=True)
+    ap.add_argument("--under-xvfb", required=True)
     ap.add_argument("--plugin-dir", required=True)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="topovox-gui-")
     result = os.path.join(work, "gui_result.txt")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gui_persistence.py")
     env = dict(os.environ, TOPOVOX_GUI_RESULT=result)
-    p = subprocess.run([a.xvfb_run, "-a", "-n", "191", "-s", "-screen 0 1280x1024x24", a.paraview, "--dr",
+    p = subprocess.run([sys.executable, a.under_xvfb, "--display", "191", "--", a.paraview, "--dr",
                         "--plugin-search-paths=" + a.plugin_dir, "--plugins=TopoVox", "--script=" + script, "--exit"],
                        env=env, capture_output=True, text=True, timeout=300)
     if not os.path.exists(result):
