@@ -3,6 +3,7 @@
 // arrays, the cost as field data and a table.
 #include "vtkOptimalTransportFilter.h"
 
+#include "vtkTopoVoxDensity.h"
 #include "vtkTopoVoxImageAdapter.h"
 
 #include "topovox/GridSinkhorn.h"
@@ -96,34 +97,6 @@ vtkTypeBool vtkOptimalTransportFilter::ProcessRequest(
   return this->Superclass::ProcessRequest(request, in, out);
 }
 
-namespace
-{
-// The samples of `array` as a density of unit mass; an empty string, or why
-// they are not one.
-std::string densityOf(vtkDataArray* array, const char* which, std::vector<double>& out)
-{
-  if (array->GetNumberOfComponents() != 1)
-    return std::string("the ") + which + " array '" + (array->GetName() ? array->GetName() : "") + "' has " +
-      std::to_string(array->GetNumberOfComponents()) + " components; a density needs one";
-  out.resize(static_cast<size_t>(array->GetNumberOfTuples()));
-  double total = 0;
-  for (vtkIdType k = 0; k < array->GetNumberOfTuples(); ++k)
-  {
-    const double v = array->GetTuple1(k);
-    if (!(v >= 0) || !std::isfinite(v))
-      return std::string("the ") + which + " density has a negative, NaN or infinite value (" + std::to_string(v) +
-        " at tuple " + std::to_string(k) + "); densities must be nonnegative";
-    out[static_cast<size_t>(k)] = v;
-    total += v;
-  }
-  if (!(total > 0))
-    return std::string("the ") + which + " density is zero everywhere";
-  for (double& v : out)
-    v /= total;
-  return {};
-}
-} // namespace
-
 int vtkOptimalTransportFilter::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
@@ -138,49 +111,28 @@ int vtkOptimalTransportFilter::RequestData(
     vtkErrorMacro(<< "Optimal transport: both the source and the target image are needed.");
     return 0;
   }
-  int dims[3], targetDims[3];
-  source->GetDimensions(dims);
-  target->GetDimensions(targetDims);
-  vtkDataArray* arrays[2];
-  bool cellData[2] = { false, false };
+  topovox_vtk::Density density[2];
   for (int port = 0; port < 2; ++port)
   {
     vtkImageData* image = port ? target : source;
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
     vtkDataArray* selected = this->GetInputArrayToProcess(port, image, association);
-    arrays[port] = topovox_vtk::arrayToProcess(selected, association, image, cellData[port]);
-    if (!arrays[port])
-    {
-      vtkErrorMacro(<< "Optimal transport: the " << (port ? "target" : "source") << " image has no scalar array.");
-      return 0;
-    }
-  }
-  if (arrays[0]->GetNumberOfTuples() != arrays[1]->GetNumberOfTuples() || dims[0] != targetDims[0] ||
-    dims[1] != targetDims[1] || dims[2] != targetDims[2] || cellData[0] != cellData[1])
-  {
-    vtkErrorMacro(<< "Optimal transport: the source (" << dims[0] << "x" << dims[1] << "x" << dims[2]
-                  << ") and the target (" << targetDims[0] << "x" << targetDims[1] << "x" << targetDims[2]
-                  << ") must be arrays of the same kind on the same grid.");
-    return 0;
-  }
-  std::vector<double> a, b;
-  for (int port = 0; port < 2; ++port)
-  {
-    const std::string why = densityOf(arrays[port], port ? "target" : "source", port ? b : a);
+    const std::string why =
+      topovox_vtk::readDensity(image, selected, association, port ? "target" : "source", density[port]);
     if (!why.empty())
     {
       vtkErrorMacro(<< "Optimal transport: " << why << ".");
       return 0;
     }
   }
-  // The grid of the samples: points, or cells (one fewer per axis).
-  int64_t grid[3];
-  double spacing[3];
-  source->GetSpacing(spacing);
-  for (int k = 0; k < 3; ++k)
+  const topovox_vtk::Density& a = density[0];
+  const topovox_vtk::Density& b = density[1];
+  if (!topovox_vtk::sameGrid(a, b))
   {
-    grid[k] = cellData[0] ? std::max(1, dims[k] - 1) : dims[k];
-    spacing[k] = std::abs(spacing[k]);
+    vtkErrorMacro(<< "Optimal transport: the source (" << a.dims[0] << "x" << a.dims[1] << "x" << a.dims[2]
+                  << ") and the target (" << b.dims[0] << "x" << b.dims[1] << "x" << b.dims[2]
+                  << ") must be arrays of the same kind on the same grid.");
+    return 0;
   }
   topovox::SinkhornOptions o;
   o.reg = this->Reg;
@@ -193,7 +145,7 @@ int vtkOptimalTransportFilter::RequestData(
   topovox::GridSinkhornResult r;
   try
   {
-    r = topovox::sinkhornGrid(a, b, grid, spacing, o);
+    r = topovox::sinkhornGrid(a.values, b.values, a.grid, a.spacing, o);
   }
   catch (const std::exception& e)
   {
@@ -203,8 +155,8 @@ int vtkOptimalTransportFilter::RequestData(
   if (!r.warnings.empty())
     vtkWarningMacro(<< "Optimal transport: " << r.warnings << ".");
 
-  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, source, cellData[0]);
-  const vtkIdType n = static_cast<vtkIdType>(a.size());
+  vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, source, a.cellData);
+  const vtkIdType n = static_cast<vtkIdType>(a.values.size());
   auto addArray = [&](const char* name, int components, const std::vector<double>& values) {
     vtkNew<vtkDoubleArray> array;
     array->SetName(name);
