@@ -21,3 +21,29 @@ def require_cripser():
         print("SKIP: the oracle cripser is not installed (pip install cripser)")
         sys.exit(77)
     return cripser, tcripser
+
+
+def cripser_pairs(image, construction, superlevel):
+    """CubicalRipser's pairs of a numpy image as a Counter of
+    (dimension, birth, death), essential deaths +-inf; a superlevel diagram
+    is cripser's of -image, negated back. construction: "V" or "T"."""
+    import collections
+
+    import numpy as np
+
+    cripser, tcripser = require_cripser()
+    # Axes of one voxel leave the complex unchanged, but cripser 0.0.37
+    # mishandles them in 2D (a 1x17 row gives 17 pairs): drop them.
+    image = np.asarray(image)
+    if image.ndim > 1 and image.size > 1:
+        image = image.reshape([n for n in image.shape if n > 1])
+    data = -image if superlevel else image
+    ph = (cripser if construction == "V" else tcripser).computePH(data.astype(np.float64))
+    sign = -1.0 if superlevel else 1.0
+    out = collections.Counter()
+    for row in ph:
+        if row[1] == row[2]:
+            continue
+        death = np.inf if row[2] > 1e300 else row[2]
+        out[(int(row[0]), sign * row[1], sign * death)] += 1
+    return out

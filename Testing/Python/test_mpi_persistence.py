@@ -2,19 +2,25 @@
 
 The diagram must appear on rank 0 only and equal CubicalRipser's on the
 whole image (computed on rank 0 from a serial copy of the Wavelet), for
-point and cell data, V and T, sublevel and superlevel.
+point and cell data, V and T, sublevel and superlevel. The batch filter on
+a multiblock whose images are spread over the ranks (image k on rank
+k mod N) must give rank 0 every image's pairs, each equal to cripser's.
 """
 import collections
 
 import numpy as np
+from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.vtkCommonDataModel import vtkImageData, vtkMultiBlockDataSet
 
+import topovox
+from checks import cripser_pairs
 from mpi_checks import comm, expect, expect_ranks, rank, report, size
 from wavelet_oracle import wavelet_images
 from paraview.simple import PersistenceDiagram, PointDatatoCellData, Wavelet
 
 try:
-    import cripser
-    import tcripser
+    import cripser  # noqa: F401 (the oracle is there)
+    import tcripser  # noqa: F401
     have_oracle = True
 except ImportError:
     have_oracle = False
@@ -48,16 +54,40 @@ else:
                     expect(table.GetNumberOfRows() == 0, what + ": other ranks output nothing")
                     continue
                 image = point_image if association == "POINTS" else cell_image
-                superlevel = filtration == "Superlevel"
-                data = (-image if superlevel else image).astype(np.float64)
-                ph = (cripser if construction == "V" else tcripser).computePH(data)
-                sign = -1.0 if superlevel else 1.0
-                want = collections.Counter(
-                    (int(r[0]), sign * r[1], sign * (np.inf if r[2] > 1e300 else r[2]))
-                    for r in ph if r[1] != r[2])
+                want = cripser_pairs(image, construction, filtration == "Superlevel")
                 cols = {table.GetColumnName(i): table.GetColumn(i) for i in range(table.GetNumberOfColumns())}
                 got = collections.Counter(
                     (cols["Dimension"].GetValue(j), cols["Birth"].GetValue(j), cols["Death"].GetValue(j))
                     for j in range(table.GetNumberOfRows()))
                 expect(got == want, what + ": pairs equal cripser's")
+
+    # Many images, spread over the ranks, in one batch.
+    rng = np.random.default_rng(8)
+    images = [rng.random(shape) for shape in ((7, 9), (5, 6, 4), (11, 3), (4, 4, 4), (8,), (6, 5))]
+    blocks = vtkMultiBlockDataSet()
+    blocks.SetNumberOfBlocks(len(images))
+    for k, values in enumerate(images):
+        if k % size == rank:
+            image = vtkImageData()
+            image.SetDimensions(*(list(values.shape[::-1]) + [1] * (3 - values.ndim)))
+            array = numpy_to_vtk(values.reshape(-1), deep=1)
+            array.SetName("f")
+            image.GetPointData().SetScalars(array)
+            blocks.SetBlock(k, image)
+    batch = topovox.vtkPersistenceBatchFilter()
+    batch.SetInputDataObject(0, blocks)
+    batch.UpdatePiece(rank, size, 0)
+    table = batch.GetOutputDataObject(0)
+    cases += 1
+    if rank != 0:
+        expect(table.GetNumberOfRows() == 0, "batch: other ranks output nothing")
+    else:
+        cols = {table.GetColumnName(i): table.GetColumn(i) for i in range(table.GetNumberOfColumns())}
+        rows = range(table.GetNumberOfRows())
+        for k, values in enumerate(images):
+            got = collections.Counter(
+                (cols["Dimension"].GetValue(j), cols["Birth"].GetValue(j), cols["Death"].GetValue(j))
+                for j in rows if cols["Image"].GetValue(j) == k)
+            expect(got == cripser_pairs(values, "V", False), "batch: image %d (rank %d) equals cripser" % (k, k % size))
+        expect(batch.GetOutputDataObject(1).GetNumberOfRows() == len(images), "batch: one summary row per image")
     report(cases)

@@ -20,13 +20,9 @@ from paraview import servermanager as sm
 from paraview.simple import PersistenceDiagram, Wavelet
 
 import topovox
+from checks import cripser_pairs, require_cripser
 
-try:
-    import cripser
-    import tcripser
-except ImportError:
-    print("SKIP: the oracle cripser is not installed (pip install cripser)")
-    sys.exit(77)
+require_cripser()
 
 failures = []
 
@@ -38,17 +34,7 @@ def expect(ok, what):
 
 
 def oracle(image, construction, superlevel):
-    """cripser's pairs as a multiset, essential deaths as +-inf."""
-    data = -image if superlevel else image
-    ph = (cripser if construction == "V" else tcripser).computePH(data.astype(np.float64))
-    sign = -1.0 if superlevel else 1.0
-    out = collections.Counter()
-    for row in ph:
-        if row[1] == row[2]:
-            continue
-        death = np.inf if row[2] > 1e300 else row[2]
-        out[(int(row[0]), sign * row[1], sign * death)] += 1
-    return out
+    return cripser_pairs(image, construction, superlevel)
 
 
 def ours(table):
