@@ -65,7 +65,18 @@ def _value_name(diagram):
 
 def _plot_view(view, size):
     if view is None:
-        view = simple.CreateView("RenderView")
+        # The plugin's 2D render view for diagrams (XML/TopoVoxPersistenceView.xml),
+        # or a plain render view where the plugin's proxies are not loaded.
+        try:
+            view = simple.CreateView("TopoVoxPersistenceView")
+        except Exception:
+            view = None
+        if view is None:
+            view = simple.CreateView("RenderView")
+        try:  # in the GUI a view draws only once it has a place in a layout
+            simple.AssignViewToLayout(view)
+        except Exception:
+            pass
     view.ViewSize = list(size)
     view.InteractionMode = "2D"
     view.OrientationAxesVisibility = 0

@@ -36,8 +36,29 @@ try:
     wavelet = simple.Wavelet()
     wavelet.WholeExtent = [-8, 8, -8, 8, -6, 6]
     diagram = simple.PersistenceDiagram(Input=wavelet)
-    view = simple.GetActiveViewOrCreate("RenderView")  # the client's own view
-    view, display = views.show_diagram(diagram, view=view, band=10.0, size=(500, 500))
+    volume_view = simple.GetActiveViewOrCreate("RenderView")  # the client's own view
+    simple.Show(wavelet, volume_view)
+    # What Apply does with a Persistence Plot: its preferred view, a new
+    # Persistence Diagram View beside the 3D view, not the 3D view itself.
+    applied = simple.PersistencePlot(Input=sm.OutputPort(diagram, 1))
+    controller = sm.vtkSMParaViewPipelineControllerWithRendering()
+    controller.ShowInPreferredView(applied.SMProxy, 0, volume_view.SMProxy)
+    expect(controller.GetPreferredViewType(applied.SMProxy, 0) == "TopoVoxPersistenceView",
+           "a Persistence Plot prefers the Persistence Diagram View")
+    plot_views = [v for v in simple.GetViews() if v.GetXMLName() == "TopoVoxPersistenceView"]
+    shown_in = lambda v: (sm.GetRepresentation(applied, v) is not None and
+                          sm.GetRepresentation(applied, v).Visibility == 1)
+    expect(len(plot_views) == 1 and shown_in(plot_views[0]),
+           "applied, it opens in a Persistence Diagram View (%s)" % [v.GetXMLName() for v in simple.GetViews()])
+    expect(not shown_in(volume_view), "and not in the 3D view")
+    if plot_views:
+        expect(plot_views[0].InteractionMode == "2D" and plot_views[0].OrientationAxesVisibility == 0,
+               "the Persistence Diagram View is 2D without orientation axes")
+        simple.Delete(applied)
+        simple.Delete(plot_views[0])
+    # topovox.views draws the diagram in a view of that type by default.
+    view, display = views.show_diagram(diagram, band=10.0, size=(500, 500))
+    expect(view.GetXMLName() == "TopoVoxPersistenceView", "show_diagram's view is a Persistence Diagram View")
     simple.Render(view)
     shot = os.path.join(os.path.dirname(os.path.abspath(result_path)), "gui_diagram.png")
     simple.SaveScreenshot(shot, view, ImageResolution=[500, 500])
@@ -94,7 +115,6 @@ try:
     expect(sorted(set(int(v) for v in marks)) == sorted(back) and len(back) >= 1,
            "voxels picked in 3D select their pairs in the diagram (%s, %s)" % (sorted(back), list(marks)))
     # And the regions shown in a 3D view next to the diagram.
-    volume_view = simple.CreateView("RenderView")
     shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
                                          UpperThreshold=1e9), volume_view)
     simple.Render(volume_view)
