@@ -244,3 +244,31 @@ def link_selection(diagram, plot, from_plot=True):
     ids = selected_pairs(plot) if from_plot else selected_pairs(diagram, 2)
     select_pairs(diagram, ids, plot)
     return ids
+
+
+def follow_selection(diagram, plot):
+    """Links selections on every pick from now on: pairs picked in the
+    diagram or barcode `plot` select their critical voxels (output 2 of
+    `diagram`), and voxels picked in the 3D view select their pairs, as
+    link_selection does once. Listens to ParaView's SelectionChangedEvent
+    on both proxies; returns a function that stops following."""
+    busy = [False]  # a link sets the other side's selection: no echo
+
+    def follower(from_plot):
+        def on_change(caller, event):
+            if busy[0]:
+                return
+            busy[0] = True
+            try:
+                link_selection(diagram, plot, from_plot)
+            finally:
+                busy[0] = False
+        return on_change
+
+    tags = [(plot.SMProxy, plot.SMProxy.AddObserver("SelectionChangedEvent", follower(True))),
+            (diagram.SMProxy, diagram.SMProxy.AddObserver("SelectionChangedEvent", follower(False)))]
+
+    def stop():
+        for proxy, tag in tags:
+            proxy.RemoveObserver(tag)
+    return stop

@@ -114,6 +114,26 @@ try:
     marks = dsa.WrapDataObject(sm.Fetch(simple.ExtractSelection(Input=plot))).CellData["PairIdentifier"]
     expect(sorted(set(int(v) for v in marks)) == sorted(back) and len(back) >= 1,
            "voxels picked in 3D select their pairs in the diagram (%s, %s)" % (sorted(back), list(marks)))
+    # Following on every pick: no call after each selection.
+    stop = views.follow_selection(diagram, plot)
+    more = [c for c in range(len(dims)) if dims[c] == 1 and finite[c] == 1][:2]
+    ids = []
+    for c in more:
+        ids += [0, c]
+    simple.SelectIDs(IDs=ids, FieldType="CELL", Source=plot)  # as a rubber band in the diagram
+    want_more = sorted(int(cells["PairIdentifier"][c]) for c in more)
+    expect(len(want_more) == 2 and views.selected_pairs(diagram, 2) == want_more,
+           "followed: pairs picked in the diagram select their voxels (%s, %s)" % (
+               want_more, views.selected_pairs(diagram, 2)))
+    picked_voxels = sm.sources.IDSelectionSource(IDs=[0, other[0]], FieldType="POINT")
+    append = vtkSMSelectionHelper.NewAppendSelectionsFromSelectionSource(picked_voxels.SMProxy)
+    diagram.SMProxy.SetSelectionInput(2, append, 0)  # as a pick in the 3D view
+    append.UnRegister(None)
+    expect(views.selected_pairs(plot) == [int(points[other[0]])],
+           "followed: a voxel picked in 3D selects its pair (%s)" % views.selected_pairs(plot))
+    stop()
+    simple.SelectIDs(IDs=ids, FieldType="CELL", Source=plot)
+    expect(views.selected_pairs(diagram, 2) == [int(points[other[0]])], "stopped: the voxels stay as they were")
     # And the regions shown in a 3D view next to the diagram.
     shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
                                          UpperThreshold=1e9), volume_view)
