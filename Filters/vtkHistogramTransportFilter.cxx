@@ -3,6 +3,8 @@
 // table's layout, the pairs to compare, one row of results per pair.
 #include "vtkHistogramTransportFilter.h"
 
+#include "vtkTopoVoxDensity.h"
+
 #include "topovox/Sinkhorn.h"
 
 #include "vtkDataArray.h"
@@ -167,11 +169,8 @@ int vtkHistogramTransportFilter::RequestData(
     sa.insert(sa.end(), a.values[p.first].begin(), a.values[p.first].end());
     sb.insert(sb.end(), b.values[p.second].begin(), b.values[p.second].end());
   }
-  topovox::SinkhornOptions o;
-  o.reg = this->Reg;
-  o.method = this->Method ? topovox::SinkhornMethod::SinkhornLog : topovox::SinkhornMethod::Sinkhorn;
-  o.numItermax = this->MaximumIterations;
-  o.stopThr = this->StopThreshold;
+  const topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
+    this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, 0 /* every core */);
   topovox::SinkhornResult r;
   try
   {

@@ -134,12 +134,8 @@ int vtkOptimalTransportFilter::RequestData(
                   << ") must be arrays of the same kind on the same grid.");
     return 0;
   }
-  topovox::SinkhornOptions o;
-  o.reg = this->Reg;
-  o.method = this->Method ? topovox::SinkhornMethod::SinkhornLog : topovox::SinkhornMethod::Sinkhorn;
-  o.numItermax = this->MaximumIterations;
-  o.stopThr = this->StopThreshold;
-  o.threads = this->NumberOfThreads;
+  const topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
+    this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, this->NumberOfThreads);
   this->SetProgressText("Optimal transport");
   this->UpdateProgress(0.05);
   topovox::GridSinkhornResult r;

@@ -120,12 +120,8 @@ int vtkTemporalTransportFilter::RequestData(
           "), or its array is not of the same kind";
       else
       {
-        topovox::SinkhornOptions o;
-        o.reg = this->Reg;
-        o.method = this->Method ? topovox::SinkhornMethod::SinkhornLog : topovox::SinkhornMethod::Sinkhorn;
-        o.numItermax = this->MaximumIterations;
-        o.stopThr = this->StopThreshold;
-        o.threads = this->NumberOfThreads;
+        const topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
+          this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, this->NumberOfThreads);
         try
         {
           Row row{ s.loop.time(s.referenceStep), s.loop.time(step), static_cast<int>(s.referenceStep),

@@ -54,4 +54,15 @@ bool sameGrid(const Density& a, const Density& b)
   return a.cellData == b.cellData && a.values.size() == b.values.size() && a.dims[0] == b.dims[0] &&
     a.dims[1] == b.dims[1] && a.dims[2] == b.dims[2];
 }
+
+topovox::SinkhornOptions sinkhornOptions(double reg, int method, int maxIterations, double stopThreshold, int threads)
+{
+  topovox::SinkhornOptions o;
+  o.reg = reg;
+  o.method = method ? topovox::SinkhornMethod::SinkhornLog : topovox::SinkhornMethod::Sinkhorn;
+  o.numItermax = maxIterations;
+  o.stopThr = stopThreshold;
+  o.threads = threads;
+  return o;
+}
 }

@@ -1,9 +1,12 @@
 // vtkTopoVoxDensity.h - (private to TopoVox::Filters) an image's scalar
 // array read as a density of unit mass on its grid, for the transport
 // filters: the checks users need to hear about (one component, nonnegative,
-// finite, not all zero) and the grid the kernel solves on.
+// finite, not all zero), the grid the kernel solves on, and the filters'
+// common properties as the kernel's options.
 #ifndef vtkTopoVoxDensity_h
 #define vtkTopoVoxDensity_h
+
+#include "topovox/Sinkhorn.h"
 
 #include <cstdint>
 #include <string>
@@ -33,6 +36,10 @@ std::string readDensity(vtkImageData* image, vtkDataArray* selected, int associa
 // Whether two densities live on the same grid (same dimensions and kind of
 // samples); the transport filters compare samples one to one.
 bool sameGrid(const Density& a, const Density& b);
+
+// The transport filters' Reg, Method (0 scaling, 1 log domain),
+// MaximumIterations, StopThreshold and NumberOfThreads as POT's options.
+topovox::SinkhornOptions sinkhornOptions(double reg, int method, int maxIterations, double stopThreshold, int threads);
 }
 
 #endif

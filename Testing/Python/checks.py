@@ -47,3 +47,47 @@ def cripser_pairs(image, construction, superlevel):
         death = np.inf if row[2] > 1e300 else row[2]
         out[(int(row[0]), sign * row[1], sign * death)] += 1
     return out
+
+
+def error_messages(algorithm):
+    """A list that fills with the text of every error `algorithm` reports
+    (its ErrorEvent), for tests that check an error says why."""
+    from vtkmodules.util.misc import calldata_type
+    from vtkmodules.vtkCommonCore import VTK_STRING
+
+    messages = []
+
+    @calldata_type(VTK_STRING)
+    def on_error(caller, event, message):
+        messages.append(message)
+
+    algorithm.AddObserver("ErrorEvent", on_error)
+    return messages
+
+
+def image_of(values, spacing=(1.0, 1.0, 1.0), name="density"):
+    """numpy (z, y, x) or (y, x) -> vtkImageData with point scalars `name`
+    (float64) and the given spacing (x first)."""
+    import numpy as np
+    from vtkmodules.util.numpy_support import numpy_to_vtk
+    from vtkmodules.vtkCommonDataModel import vtkImageData
+
+    image = vtkImageData()
+    image.SetDimensions(*(list(values.shape[::-1]) + [1] * (3 - values.ndim)))
+    image.SetSpacing(*(list(spacing) + [1.0] * (3 - len(spacing))))
+    array = numpy_to_vtk(np.ascontiguousarray(values, dtype=float).reshape(-1), deep=1)
+    array.SetName(name)
+    image.GetPointData().SetScalars(array)
+    return image
+
+
+def world_positions(shape, spacing):
+    """World positions (x, y, z) of the voxels of a numpy image of `shape`
+    ((z,) y, x), x fastest, as an (n, 3) array (POT's ot.dist input)."""
+    import numpy as np
+
+    idx = np.indices(shape)
+    coords = [idx[len(shape) - 1 - k].reshape(-1) * spacing[k] for k in range(len(shape))]
+    while len(coords) < 3:
+        coords.append(np.zeros_like(coords[0], dtype=float))
+    return np.stack(coords, axis=1).astype(float)

@@ -10,10 +10,8 @@ import collections
 import sys
 
 import numpy as np
-from vtkmodules.util.misc import calldata_type
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 from vtkmodules.util.vtkAlgorithm import VTKPythonAlgorithmBase
-from vtkmodules.vtkCommonCore import VTK_STRING
 from vtkmodules.vtkCommonDataModel import vtkImageData, vtkMultiBlockDataSet, vtkPartitionedDataSet, vtkPolyData
 from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline as SDDP
 
@@ -21,19 +19,14 @@ from paraview import servermanager as sm
 from paraview.simple import PersistenceDiagramsOfManyImages, TrivialProducer
 
 import topovox
-from checks import cripser_pairs, expect, failures, require_cripser
+import checks
+from checks import cripser_pairs, error_messages, expect, failures, require_cripser
 
 require_cripser()
 
 
 def image_of(values):
-    """numpy (z, y, x) -> vtkImageData with point scalars 'f'."""
-    image = vtkImageData()
-    image.SetDimensions(*(list(values.shape[::-1]) + [1] * (3 - values.ndim)))
-    array = numpy_to_vtk(np.ascontiguousarray(values, dtype=float).reshape(-1), deep=1)
-    array.SetName("f")
-    image.GetPointData().SetScalars(array)
-    return image
+    return checks.image_of(values, name="f")
 
 
 def columns(table):
@@ -41,14 +34,8 @@ def columns(table):
 
 
 def run(make_input, construction=0, filtration=0):
-    messages = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(caller, event, message):
-        messages.append(message)
-
     f = topovox.vtkPersistenceBatchFilter()
-    f.AddObserver("ErrorEvent", on_error)
+    messages = error_messages(f)
     make_input(f)
     f.SetConstruction(construction)
     f.SetFiltration(filtration)

@@ -11,23 +11,13 @@ import sys
 import numpy as np
 from skimage.measure import euler_number
 from vtk.numpy_interface import dataset_adapter as dsa
-from vtkmodules.util.misc import calldata_type
 from vtkmodules.util.numpy_support import numpy_to_vtk
-from vtkmodules.util.vtkConstants import VTK_STRING
 from vtkmodules.vtkCommonDataModel import vtkImageData
 
 import topovox  # before any proxy makes a filter object (see test_pvpython_transform.py)
 from paraview import servermanager as sm
 from paraview.simple import EulerCharacteristicSensitivity, Wavelet
-
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
+from checks import error_messages, expect, failures
 
 def column(table, name):
     c = table.GetColumnByName(name)
@@ -90,16 +80,8 @@ for idx in [(0, 0, 0), (1, 2, 3), (3, 5, 6), (2, 4, 1)]:
 expect(ok, "EulerSensitivity equals finite differences of sum chi")
 
 # 3. A zero direction: an error that says why, no crash.
-messages = []
-
-
-@calldata_type(VTK_STRING)
-def on_error(caller, event, message):
-    messages.append(message)
-
-
 f = topovox.vtkEulerSensitivityFilter()
-f.AddObserver("ErrorEvent", on_error)
+messages = error_messages(f)
 f.SetInputDataObject(0, sm.Fetch(wavelet))
 f.SetDirection(0, 0, 0)
 f.Update()

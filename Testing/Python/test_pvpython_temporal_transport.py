@@ -12,10 +12,8 @@ import sys
 import tempfile
 
 import numpy as np
-from vtkmodules.util.misc import calldata_type
-from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
+from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.util.vtkAlgorithm import VTKPythonAlgorithmBase
-from vtkmodules.vtkCommonCore import VTK_STRING
 from vtkmodules.vtkCommonDataModel import vtkImageData
 from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline as SDDP
 from vtkmodules.vtkIOXML import vtkXMLImageDataWriter
@@ -24,7 +22,7 @@ from paraview import servermanager as sm
 from paraview.simple import OptimalTransportOverTime, XMLImageDataReader
 
 import topovox
-from checks import expect, failures
+from checks import error_messages, expect, failures, image_of, world_positions
 
 try:
     import ot
@@ -33,22 +31,7 @@ except ImportError:
     sys.exit(77)
 
 
-def image_of(values, spacing):
-    """numpy (z, y, x) -> vtkImageData with point scalars 'density'."""
-    image = vtkImageData()
-    image.SetDimensions(*(list(values.shape[::-1]) + [1] * (3 - values.ndim)))
-    image.SetSpacing(*(list(spacing) + [1.0] * (3 - len(spacing))))
-    array = numpy_to_vtk(np.ascontiguousarray(values, dtype=float).reshape(-1), deep=1)
-    array.SetName("density")
-    image.GetPointData().SetScalars(array)
-    return image
-
-
-def positions(shape, spacing):
-    """World positions (x, y, z) of the voxels, x fastest."""
-    idx = np.indices(shape)
-    coords = [idx[len(shape) - 1 - k].reshape(-1) * spacing[k] for k in range(len(shape))]
-    return np.stack(coords, axis=1).astype(float)
+positions = world_positions
 
 
 class SeriesSource(VTKPythonAlgorithmBase):
@@ -82,14 +65,8 @@ class SeriesSource(VTKPythonAlgorithmBase):
 
 def run(source, reference=0, reg=0.5, method=1):
     """The filter's table as columns, and its error messages."""
-    messages = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(caller, event, message):
-        messages.append(message)
-
     f = topovox.vtkTemporalTransportFilter()
-    f.AddObserver("ErrorEvent", on_error)
+    messages = error_messages(f)
     f.SetInputConnection(source.GetOutputPort())
     f.SetReference(reference)
     f.SetReg(reg)

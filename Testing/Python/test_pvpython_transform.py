@@ -17,21 +17,11 @@ from paraview import servermanager as sm
 from paraview.simple import EulerCharacteristicTransform, Wavelet
 
 from transform_oracle import transform_oracle
-from vtkmodules.util.misc import calldata_type
-from vtkmodules.util.vtkConstants import VTK_STRING
 
 # Imported before any proxy makes a filter object: VTK's Python wrapping
 # remembers the class it first wraps an object as.
 import topovox
-
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
+from checks import error_messages, expect, failures
 
 extent = [-8, 8, -7, 7, -5, 5]
 wavelet = Wavelet()
@@ -75,16 +65,8 @@ for construction, label in (("V", "V (voxels are vertices)"), ("T", "T (voxels a
                what + ": the image output holds the same transform")
 
 # The wrapped class: a zero direction is refused with a reason, no crash.
-messages = []
-
-
-@calldata_type(VTK_STRING)
-def on_error(caller, event, message):
-    messages.append(message)
-
-
 f = topovox.vtkEulerTransformFilter()
-f.AddObserver("ErrorEvent", on_error)
+messages = error_messages(f)
 f.SetInputDataObject(0, sm.Fetch(wavelet))
 f.AddDirection(0, 0, 0)
 f.Update()

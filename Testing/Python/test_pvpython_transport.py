@@ -9,15 +9,14 @@ errors for negative densities and different grids.
 import sys
 
 import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
+from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkCommonCore import vtkCommand
-from vtkmodules.vtkCommonDataModel import vtkImageData
 
 from paraview import servermanager as sm
 from paraview.simple import Calculator, OptimalTransport, Wavelet
 
 import topovox
-from checks import expect, failures
+from checks import expect, failures, image_of, world_positions
 
 try:
     import ot
@@ -26,24 +25,7 @@ except ImportError:
     sys.exit(77)
 
 
-def image_of(values, spacing):
-    """numpy (z, y, x) -> vtkImageData with point scalars 'density'."""
-    image = vtkImageData()
-    image.SetDimensions(*(list(values.shape[::-1]) + [1] * (3 - values.ndim)))
-    image.SetSpacing(*(list(spacing) + [1.0] * (3 - len(spacing))))
-    array = numpy_to_vtk(np.ascontiguousarray(values).reshape(-1), deep=1)
-    array.SetName("density")
-    image.GetPointData().SetScalars(array)
-    return image
-
-
-def positions(shape, spacing):
-    """World positions (x, y, z) of the voxels, x fastest."""
-    idx = np.indices(shape)  # (axis, [z,] y, x)
-    coords = [idx[len(shape) - 1 - k].reshape(-1) * spacing[k] for k in range(len(shape))]
-    while len(coords) < 3:
-        coords.append(np.zeros_like(coords[0], dtype=float))
-    return np.stack(coords, axis=1).astype(float)
+positions = world_positions
 
 
 rng = np.random.default_rng(5)
