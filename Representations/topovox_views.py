@@ -206,9 +206,12 @@ def selected_pairs(source, port=0):
     from paraview import servermanager as sm
     from vtk.numpy_interface import dataset_adapter as dsa
 
+    active = simple.GetActiveSource()  # the user's, in the GUI: kept
     extract = simple.ExtractSelection(Input=sm.OutputPort(source, port))
     data = dsa.WrapDataObject(sm.Fetch(extract))
     simple.Delete(extract)
+    if active is not None:
+        simple.SetActiveSource(active)
     ids = set()
     for attributes in (data.PointData, data.CellData):
         if "PairIdentifier" in attributes.keys():
@@ -272,3 +275,26 @@ def follow_selection(diagram, plot):
         for proxy, tag in tags:
             proxy.RemoveObserver(tag)
     return stop
+
+
+_following = {}  # plot proxy id -> the stop function of its follower
+
+
+def toggle_follow_selection(plot=None):
+    """What the GUI macro (Representations/macros) runs: starts following
+    selections between `plot` (default: the active source, a Persistence
+    Plot of a Persistence Diagram's Pairs output) and its diagram's critical
+    voxels, or stops when they are followed already. Returns True when
+    following."""
+    plot = plot or simple.GetActiveSource()
+    if plot is None or plot.GetXMLName() != "TopoVoxPersistencePlot":
+        raise ValueError("select a Persistence Plot (of a Persistence Diagram's Pairs) first")
+    key = plot.GetGlobalIDAsString()
+    if key in _following:
+        _following.pop(key)()
+        return False
+    diagram = plot.Input  # the Pairs output: the diagram proxy, port 1
+    if diagram is None or diagram.GetXMLName() != "TopoVoxPersistenceDiagram":
+        raise ValueError("the Persistence Plot's input is not a Persistence Diagram's Pairs output")
+    _following[key] = follow_selection(diagram, plot)
+    return True

@@ -51,6 +51,8 @@ install(FILES "${topovox_python_init}" DESTINATION "${TOPOVOX_PYTHON_DESTINATION
 configure_file(Representations/topovox_views.py
   "${CMAKE_BINARY_DIR}/${TOPOVOX_PYTHON_DESTINATION}/topovox/views.py" COPYONLY)
 install(FILES Representations/topovox_views.py DESTINATION "${TOPOVOX_PYTHON_DESTINATION}/topovox" RENAME views.py)
+# The GUI macro users import (Macros > Import new macro...).
+install(FILES "Representations/macros/TopoVox Follow Selection.py" DESTINATION "${CMAKE_INSTALL_DATADIR}/topovox/macros")
 
 # 2. The ParaView plugin (Plugin/ lists the module and the XML proxies).
 paraview_plugin_scan(

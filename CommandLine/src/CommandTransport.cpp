@@ -3,7 +3,9 @@
 // sinkhorn / sinkhorn_log / sinkhorn2 mirrored). One row per pair: pair,
 // cost, iterations, error; --plan writes the plans as a .npy array. With
 // --grid, `topovox transport A B --grid`: two densities on one image grid
-// (GridSinkhorn.h), the squared Euclidean cost with the spacing, no matrix.
+// (GridSinkhorn.h), the squared Euclidean cost with the spacing, no matrix;
+// `topovox transport S0 S1 S2 ... --grid`: a series, one row per pair of
+// steps (each to the next, or --from-first).
 #include "Commands.h"
 
 #include "CommandSteps.h"
@@ -36,6 +38,7 @@ struct TransportArguments
   SinkhornOptions options;
   std::string output, plan;
   bool grid = false;                // --grid
+  bool fromFirst = false;           // --from-first (a series of grids)
   std::vector<double> spacing;      // --spacing (grid)
   std::string displacement, potentials; // grid outputs
 };
@@ -68,6 +71,9 @@ void addTransportOptions(OptionParser& p, TransportArguments& a)
     "A and B are densities on one image grid (any\ninput format, normalised to unit mass); the cost is\n"
     "the squared Euclidean distance between voxels;\nno M, no matrix is built",
     &a.grid);
+  p.flag("from-first", 0,
+    "with three or more inputs (a series S0 S1 ...): the\ncost from S0 to each step, not each step to the next",
+    &a.fromFirst);
   p.value("spacing", 0, "S|X,Y,Z", "voxel size per axis, x first", "the image's, else 1",
     [&a](const std::string& t) { a.spacing = parseNumberList(t); });
   p.value("displacement", 0, "FILE", "write where each voxel's mass goes on average,\nminus its position: "
@@ -81,7 +87,8 @@ void addTransportOptions(OptionParser& p, TransportArguments& a)
     "Examples:\n"
     "  topovox transport a.npy b.npy M.npy --reg 0.05 -o costs.csv\n"
     "  topovox transport a.npy b.npy M.npy --method sinkhorn_log --reg 0.001 --plan plans.npy -o -\n"
-    "  topovox transport rho0.npy rho1.npy --grid --method sinkhorn_log --reg 2 --displacement d.npy -o cost.csv");
+    "  topovox transport rho0.npy rho1.npy --grid --method sinkhorn_log --reg 2 --displacement d.npy -o cost.csv\n"
+    "  topovox transport t0.npy t1.npy t2.npy t3.npy --grid --reg 2 -o costs_over_time.csv");
 }
 
 // An .npy of one or two axes as (rows, d) doubles.
@@ -96,24 +103,85 @@ std::vector<double> histograms(const std::string& path, int64_t& rows, int64_t& 
     throw UsageError(path + " is Fortran-ordered: save it with np.ascontiguousarray");
   return valuesOf(image);
 }
+// A grid's samples as a density of unit mass.
+std::vector<double> densityOf(const Image& image, const std::string& path)
+{
+  std::vector<double> v = valuesOf(image);
+  double total = 0;
+  for (double x : v)
+  {
+    if (!(x >= 0) || !std::isfinite(x))
+      throw UsageError(path + ": densities must be nonnegative and finite");
+    total += x;
+  }
+  if (!(total > 0))
+    throw UsageError(path + ": the density is zero everywhere");
+  for (double& x : v)
+    x /= total;
+  return v;
+}
+
+// --grid with a series S0 S1 ... (three or more inputs): one row per pair
+// of steps, from, to, cost, iterations, error; one step in memory besides
+// the reference.
+int runGridSeries(const std::vector<std::string>& positional, const TransportArguments& a, const double spacing[3],
+  const Image& first)
+{
+  if (!a.displacement.empty() || !a.potentials.empty())
+    throw UsageError("--displacement and --potentials take two inputs, not a series");
+  const TableFormat format = tableFormatFor(a.output);
+  OutputFile output(a.output);
+  SinkhornOptions o = a.options;
+  o.threads = a.execution.threads;
+  o.device = a.execution.device;
+  Table t;
+  t.columns = { "from", "to", "cost", "iterations", "error" };
+  std::vector<double> reference = densityOf(first, positional[0]);
+  size_t referenceStep = 0;
+  for (size_t k = 1; k < positional.size(); ++k)
+  {
+    const Image image = readInputLogged(positional[k], InputOptions{}, a.execution.verbose);
+    if (image.axes != first.axes || image.dims[0] != first.dims[0] || image.dims[1] != first.dims[1] ||
+      image.dims[2] != first.dims[2])
+      throw UsageError(positional[k] + " is " + image.describe() + ", " + positional[0] + " " + first.describe() +
+        ": a series must share one grid");
+    std::vector<double> density = densityOf(image, positional[k]);
+    GridSinkhornResult r;
+    try
+    {
+      r = sinkhornGrid(reference, density, first.dims, spacing, o);
+    }
+    catch (const std::invalid_argument& e)
+    {
+      throw UsageError(e.what());
+    }
+    warn(r.warnings);
+    for (double v : { static_cast<double>(referenceStep), static_cast<double>(k), r.cost,
+           static_cast<double>(r.iterations), r.error })
+      t.values.push_back(v);
+    if (!a.fromFirst)
+    {
+      reference = std::move(density);
+      referenceStep = k;
+    }
+  }
+  writeTableLogged(output, t, format, a.output, a.execution.verbose);
+  return ExitSuccess;
+}
+
 // --grid: two densities on one grid, one row: cost, iterations, error.
 int runGrid(const std::vector<std::string>& positional, const TransportArguments& a)
 {
-  if (positional.size() != 2)
-    throw UsageError("--grid takes two inputs: A B (densities on one grid)");
+  if (positional.size() < 2)
+    throw UsageError("--grid takes two inputs A B (densities on one grid), or a series S0 S1 S2 ...");
   if (!a.plan.empty())
     throw UsageError("--grid builds no plan: use --displacement or --potentials");
+  if (a.fromFirst && positional.size() < 3)
+    throw UsageError("--from-first goes with a series of three or more inputs");
   for (const std::string* path : { &a.displacement, &a.potentials })
     if (!path->empty() && !endsWith(*path, ".npy"))
       throw UsageError("--displacement and --potentials write .npy arrays");
-  const TableFormat format = tableFormatFor(a.output);
-  OutputFile output(a.output);
-  std::unique_ptr<OutputFile> displacementOut(a.displacement.empty() ? nullptr : new OutputFile(a.displacement));
-  std::unique_ptr<OutputFile> potentialsOut(a.potentials.empty() ? nullptr : new OutputFile(a.potentials));
   const Image ia = readInputLogged(positional[0], InputOptions{}, a.execution.verbose);
-  const Image ib = readInputLogged(positional[1], InputOptions{}, a.execution.verbose);
-  if (ia.axes != ib.axes || ia.dims[0] != ib.dims[0] || ia.dims[1] != ib.dims[1] || ia.dims[2] != ib.dims[2])
-    throw UsageError("A is " + ia.describe() + ", B " + ib.describe() + ": they must share one grid");
   double spacing[3] = { ia.spacing[0], ia.spacing[1], ia.spacing[2] };
   if (!a.spacing.empty())
   {
@@ -122,21 +190,16 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
     for (int k = 0; k < ia.axes; ++k)
       spacing[k] = a.spacing.size() == 1 ? a.spacing[0] : a.spacing[static_cast<size_t>(k)];
   }
-  std::vector<double> A = valuesOf(ia), B = valuesOf(ib);
-  for (auto* v : { &A, &B })
-  {
-    double total = 0;
-    for (double x : *v)
-    {
-      if (!(x >= 0) || !std::isfinite(x))
-        throw UsageError("densities must be nonnegative and finite");
-      total += x;
-    }
-    if (!(total > 0))
-      throw UsageError("a density is zero everywhere");
-    for (double& x : *v)
-      x /= total;
-  }
+  if (positional.size() > 2)
+    return runGridSeries(positional, a, spacing, ia);
+  const TableFormat format = tableFormatFor(a.output);
+  OutputFile output(a.output);
+  std::unique_ptr<OutputFile> displacementOut(a.displacement.empty() ? nullptr : new OutputFile(a.displacement));
+  std::unique_ptr<OutputFile> potentialsOut(a.potentials.empty() ? nullptr : new OutputFile(a.potentials));
+  const Image ib = readInputLogged(positional[1], InputOptions{}, a.execution.verbose);
+  if (ia.axes != ib.axes || ia.dims[0] != ib.dims[0] || ia.dims[1] != ib.dims[1] || ia.dims[2] != ib.dims[2])
+    throw UsageError("A is " + ia.describe() + ", B " + ib.describe() + ": they must share one grid");
+  const std::vector<double> A = densityOf(ia, positional[0]), B = densityOf(ib, positional[1]);
   SinkhornOptions o = a.options;
   o.threads = a.execution.threads;
   o.device = a.execution.device;
@@ -196,8 +259,8 @@ int runTransport(const std::vector<std::string>& args)
     throw UsageError("no output: give -o OUTPUT");
   if (a.grid)
     return runGrid(positional, a);
-  if (!a.displacement.empty() || !a.potentials.empty() || !a.spacing.empty())
-    throw UsageError("--displacement, --potentials and --spacing go with --grid");
+  if (!a.displacement.empty() || !a.potentials.empty() || !a.spacing.empty() || a.fromFirst)
+    throw UsageError("--displacement, --potentials, --spacing and --from-first go with --grid");
   if (positional.size() != 3)
     throw UsageError("expected three inputs: A B M (see topovox transport --help)");
   const TableFormat format = tableFormatFor(a.output);

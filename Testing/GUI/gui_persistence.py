@@ -134,6 +134,18 @@ try:
     stop()
     simple.SelectIDs(IDs=ids, FieldType="CELL", Source=plot)
     expect(views.selected_pairs(diagram, 2) == [int(points[other[0]])], "stopped: the voxels stay as they were")
+    # The GUI macro: one click to follow, one to stop.
+    macro = os.environ["TOPOVOX_GUI_MACRO"]  # set by test_gui_persistence.py
+    simple.SetActiveSource(plot)
+    exec(compile(open(macro).read(), macro, "exec"), {})
+    simple.SelectIDs(IDs=[0, more[0]], FieldType="CELL", Source=plot)
+    expect(views.selected_pairs(diagram, 2) == [int(cells["PairIdentifier"][more[0]])],
+           "the macro: a pair picked in the diagram selects its voxels (%s)" % views.selected_pairs(diagram, 2))
+    expect(simple.GetActiveSource() == plot, "following leaves the active source as it was")
+    exec(compile(open(macro).read(), macro, "exec"), {})
+    simple.SelectIDs(IDs=[0, more[1]], FieldType="CELL", Source=plot)
+    expect(views.selected_pairs(diagram, 2) == [int(cells["PairIdentifier"][more[0]])],
+           "the macro run again: following stops (%s)" % views.selected_pairs(diagram, 2))
     # And the regions shown in a 3D view next to the diagram.
     shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
                                          UpperThreshold=1e9), volume_view)

@@ -20,7 +20,9 @@ def main():
     work = tempfile.mkdtemp(prefix="topovox-gui-")
     result = os.path.join(work, "gui_result.txt")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gui_persistence.py")
-    env = dict(os.environ, TOPOVOX_GUI_RESULT=result)
+    macro = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Representations", "macros",
+                         "TopoVox Follow Selection.py")
+    env = dict(os.environ, TOPOVOX_GUI_RESULT=result, TOPOVOX_GUI_MACRO=os.path.normpath(macro))
     p = subprocess.run([sys.executable, a.under_xvfb, "--display", "191", "--", a.paraview, "--dr",
                         "--plugin-search-paths=" + a.plugin_dir, "--plugins=TopoVox", "--script=" + script, "--exit"],
                        env=env, capture_output=True, text=True, timeout=300)

@@ -140,6 +140,33 @@ def check_grids(tool, work, rng):
         f, g = np.load(pot).reshape(2, -1)
         expect(np.allclose(np.exp((f[:, None] + g[None, :] - M) / reg), P, rtol=0, atol=1e-9 * P.max()),
                what + ": the potentials give POT's plan")
+    # A series S0..S3: each step to the next, or from the first (--from-first).
+    shape, spacing, reg = (5, 4), (1.0, 0.5), 0.7
+    steps = [rng.random(shape) + 0.05 for _ in range(4)]
+    paths = [os.path.join(work, "s%d.npy" % k) for k in range(4)]
+    for path, step in zip(paths, steps):
+        np.save(path, step)
+    idx = np.indices(shape)
+    X = np.stack([idx[len(shape) - 1 - k].ravel() * spacing[k] for k in range(len(shape))], axis=1)
+    M = ot.dist(X, X)
+    for extra in ([], ["--from-first"]):
+        p = subprocess.run([tool, "transport"] + paths + ["--grid", "--spacing", "1,0.5", "--method", "sinkhorn_log",
+                            "--reg", str(reg), "-o", out] + extra, capture_output=True, text=True)
+        what = "series %s" % (extra or "consecutive")
+        expect(p.returncode == 0, what + ": ran (%s)" % p.stderr.strip())
+        if p.returncode:
+            continue
+        rows = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
+        expect(rows.shape == (3, 5), what + ": one row per pair of steps (%s)" % (rows.shape,))
+        for k, row in enumerate(rows):
+            i = 0 if extra else k
+            a, b = steps[i].ravel() / steps[i].sum(), steps[k + 1].ravel() / steps[k + 1].sum()
+            want = ot.sinkhorn2(a, b, M, reg, method="sinkhorn_log", numItermax=1000, stopThr=1e-9)
+            expect(row[0] == i and row[1] == k + 1 and rel(row[2], want) < 1e-10,
+                   what + ": row %d (%s) against POT %r" % (k, row[:3], want))
+    for args, why in ((paths[:2] + ["--from-first"], "--from-first"), (paths + ["--displacement", disp], "series")):
+        p = subprocess.run([tool, "transport"] + args + ["--grid", "-o", out], capture_output=True, text=True)
+        expect(p.returncode == 2 and why in p.stderr, "%s: exit 2 naming '%s' (%r)" % (args[-1], why, p.stderr))
     # Usage: --grid with a matrix, grids that differ.
     np.save(pb, rng.random((4, 5)))
     p = subprocess.run([tool, "transport", pa, pb, "--grid", "-o", out], capture_output=True, text=True)
