@@ -100,6 +100,8 @@ int vtkTemporalTransportFilter::RequestData(
   // Every rank goes through every step (the upstream pipeline may be
   // collective); after an error rank 0 only skips the work, and reports at
   // the end.
+  if (root && s.error.empty() && this->CheckAbort())
+    s.error = "aborted by the user at time step " + std::to_string(step);
   if (root && s.error.empty())
   {
     const std::string which = "time step " + std::to_string(step) +
