@@ -145,7 +145,9 @@ int vtkEulerCurveFilter::RequestData(
   else
   {
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = this->GetInputArrayToProcess(0, image, association);
+    vtkDataArray* selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
+      ? this->GetInputArrayToProcess(0, image, association)
+      : nullptr;
     array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
     if (!array)
       error = "the input image has no scalar array to process (select one)";

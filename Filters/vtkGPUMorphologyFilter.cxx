@@ -175,7 +175,9 @@ int vtkGPUMorphologyFilter::RequestData(
             : !topovox_vtk::computesOnThisRank(this->Controller, outInfo))
     return 1; // an empty piece, or a global operator off rank 0
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = image ? this->GetInputArrayToProcess(0, image, association) : nullptr;
+  vtkDataArray* selected = image && topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
+    ? this->GetInputArrayToProcess(0, image, association)
+    : nullptr;
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;

@@ -116,7 +116,9 @@ int vtkOptimalTransportFilter::RequestData(
   {
     vtkImageData* image = port ? target : source;
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = this->GetInputArrayToProcess(port, image, association);
+    vtkDataArray* selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(port))
+      ? this->GetInputArrayToProcess(port, image, association)
+      : nullptr;
     const std::string why =
       topovox_vtk::readDensity(image, selected, association, port ? "target" : "source", density[port]);
     if (!why.empty())

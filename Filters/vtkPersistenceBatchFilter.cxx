@@ -170,7 +170,9 @@ int vtkPersistenceBatchFilter::RequestData(
       item.image = vtkSmartPointer<vtkImageData>::New();
       item.image->CopyStructure(image);
       item.time = s.loop.time(s.loop.current());
-      vtkDataArray* selected = this->GetInputArrayToProcess(0, image, item.association);
+      vtkDataArray* selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
+        ? this->GetInputArrayToProcess(0, image, item.association)
+        : nullptr;
       bool cellData = false;
       if (vtkDataArray* array = topovox_vtk::arrayToProcess(selected, item.association, image, cellData))
       {
@@ -221,7 +223,9 @@ int vtkPersistenceBatchFilter::RequestData(
       item.image = image;
       item.time = static_cast<double>(it->GetCurrentFlatIndex());
       if (image)
-        item.selected = this->GetInputArrayToProcess(0, image, item.association);
+        item.selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
+          ? this->GetInputArrayToProcess(0, image, item.association)
+          : nullptr;
       items.push_back(item);
     }
     long long failed = error.empty() ? 0 : 1;

@@ -108,7 +108,9 @@ int vtkTemporalTransportFilter::RequestData(
       (s.loop.hasTime() ? " (t = " + std::to_string(s.loop.time(step)) + ")" : std::string());
     vtkImageData* image = vtkImageData::GetData(inputVector[0]);
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = image ? this->GetInputArrayToProcess(0, image, association) : nullptr;
+    vtkDataArray* selected = image && topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
+      ? this->GetInputArrayToProcess(0, image, association)
+      : nullptr;
     topovox_vtk::Density density;
     s.error = topovox_vtk::readDensity(image, selected, association, which, density);
     if (s.error.empty() && !s.loop.first())

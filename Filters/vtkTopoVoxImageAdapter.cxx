@@ -69,6 +69,22 @@ vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageDa
   return selected ? selected : image->GetPointData()->GetScalars();
 }
 
+bool selectsImageArray(vtkInformation* arrayInfo)
+{
+  if (!arrayInfo || !arrayInfo->Has(vtkDataObject::FIELD_ASSOCIATION()))
+    return true; // an attribute type (the active scalars), or nothing
+  switch (arrayInfo->Get(vtkDataObject::FIELD_ASSOCIATION()))
+  {
+    case vtkDataObject::FIELD_ASSOCIATION_POINTS:
+    case vtkDataObject::FIELD_ASSOCIATION_CELLS:
+    case vtkDataObject::FIELD_ASSOCIATION_NONE:
+    case vtkDataObject::FIELD_ASSOCIATION_POINTS_THEN_CELLS:
+      return true;
+    default:
+      return false; // rows, vertices, edges: not an image's
+  }
+}
+
 std::string describeWholeImage(vtkImageData* image, vtkDataArray* selected, int association, int component,
   vtkDataArray*& array, bool& cellData, topovox::GridView& grid)
 {

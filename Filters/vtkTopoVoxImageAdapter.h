@@ -35,6 +35,14 @@ void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
 // as VTK users expect. Sets cellData; null when the image has neither.
 vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageData* image, bool& cellData);
 
+// Whether a filter's array selection (its GetInputArrayInformation(idx))
+// can name an image's array: points, cells, field data or an attribute.
+// ParaView can leave a table column (Row Data) selected in a proxy whose
+// input was not yet updated when it was made; asking vtkAlgorithm for it
+// then reports an error. Filters ask only when this holds, and otherwise
+// take the active scalars (arrayToProcess with no selection).
+bool selectsImageArray(vtkInformation* arrayInfo);
+
 // For filters that compute on one rank from the whole image: the array to
 // process (`selected`, else the active point scalars) of `image` as a
 // GridView over the image's extent. An empty string, or the reason (no

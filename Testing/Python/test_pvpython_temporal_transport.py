@@ -131,6 +131,15 @@ expect(len(costs) == 2 and np.allclose(costs, want, rtol=1e-8, atol=0),
        "proxy on a file series: costs %s, POT %s" % (list(costs), want))
 controller = sm.vtkSMParaViewPipelineControllerWithRendering()
 expect(controller.GetPreferredViewType(proxy.SMProxy, 0) == "XYChartView", "proxy: the table opens in a line chart")
+# A stale selection of a table column (what ParaView can leave in a proxy
+# made before its input was updated): the active scalars, and no error.
+proxy.Density = ["ROWS", "FromStep"]
+stale_errors = error_messages(proxy.GetClientSideObject())
+proxy.UpdatePipeline()
+table = sm.Fetch(proxy)
+costs = vtk_to_numpy(table.GetColumnByName("TransportCost")) if table.GetColumnByName("TransportCost") else []
+expect(not stale_errors and len(costs) == 2 and np.allclose(costs, want, rtol=1e-8, atol=0),
+       "a stale Row Data selection: the active scalars, no error (%s)" % stale_errors)
 
 # Bad series: errors that say which step and why; nothing crashes.
 good = rng.random((4, 5)) + 0.1
