@@ -14,6 +14,7 @@
 #include "OutputFile.h"
 #include "Progress.h"
 
+#include "topovox/Batch.h"
 #include "topovox/DistanceTransform.h"
 
 #include <cstdio>
@@ -33,6 +34,7 @@ struct DistanceArguments
   ExecutionOptions execution;
   std::string output, indices, method = "edt", metric;
   std::vector<double> sampling;
+  bool batch = false; // --batch: numpy's first axis indexes images
 };
 
 void addDistanceOptions(OptionParser& p, DistanceArguments& a)
@@ -60,6 +62,11 @@ void addDistanceOptions(OptionParser& p, DistanceArguments& a)
     "(cdt), uint32 (bf taxicab\nor chessboard)", "", [&a](const std::string& t) { a.output = t; });
   p.value("indices", 0, "FILE", "also write the nearest background voxel's indices\n(.npy, int32, shape (ndim,) + "
     "the image's)", "", [&a](const std::string& t) { a.indices = t; });
+  p.flag("batch", 0,
+    "the input is a stack of images: numpy's first axis\nindexes them (a (n, h, w) array: n images h x w);\n"
+    "each is transformed alone, the images shared among\nthreads; the output is the stack (indices: shape\n"
+    "(n, ndim) + an image's)",
+    &a.batch);
   addInputOptions(p, a.input);
   addExecutionOptions(p, a.execution);
   p.epilog(std::string(inputFormatsHelp()) +
@@ -106,50 +113,89 @@ int runDistance(const std::vector<std::string>& args)
   const Image image = readInputLogged(inputPath, a.input, verbose);
   if (indexOutput && image.fortranOrder)
     throw UsageError("--indices needs a C-ordered input (save it with np.ascontiguousarray)");
+  if (a.batch && (image.axes < 2 || image.fortranOrder))
+    throw UsageError("--batch needs a C-ordered stack: an array of 2 or 3 axes, images along the first");
+  const int axes = a.batch ? image.axes - 1 : image.axes; // the images' axes
   double sampling[3] = { 1, 1, 1 };
   if (!a.sampling.empty())
   {
-    if (a.sampling.size() != 1 && static_cast<int>(a.sampling.size()) != image.axes)
-      throw UsageError("--sampling takes one value or one per image axis (" + std::to_string(image.axes) + ")");
-    for (int k = 0; k < image.axes; ++k)
+    if (a.sampling.size() != 1 && static_cast<int>(a.sampling.size()) != axes)
+      throw UsageError("--sampling takes one value or one per image axis (" + std::to_string(axes) + ")");
+    for (int k = 0; k < axes; ++k)
       sampling[k] = a.sampling.size() == 1 ? a.sampling[0] : a.sampling[static_cast<size_t>(k)];
   }
-  Stopwatch watch;
-  DistanceTransform t;
+  const bool withIndices = indexOutput != nullptr;
+  const DistanceMetric metric = a.metric.empty() ? (a.method == "cdt" ? DistanceMetric::Chessboard
+                                                                      : DistanceMetric::Euclidean)
+                                                 : metricOf(a.metric);
+  // The output type: scipy's for each transform.
   Image result = image;
+  result.type = a.method == "cdt" ? ScalarType::Int32
+    : (a.method == "bf" && metric != DistanceMetric::Euclidean) ? ScalarType::UInt32
+                                                                : ScalarType::Float64;
+  // One image through the transform, its distances as bytes of that type.
+  auto runOne = [&](const GridView& v, int threads, std::vector<unsigned char>& bytes) {
+    DistanceTransform t;
+    if (a.method == "edt")
+      t = distanceTransformEdt(v, sampling, withIndices, threads, a.execution.device);
+    else if (a.method == "cdt")
+      t = distanceTransformCdt(v, metric, withIndices, threads);
+    else
+      t = distanceTransformBf(v, metric, sampling, withIndices, threads);
+    const void* data = result.type == ScalarType::Int32 ? static_cast<const void*>(t.integerDistances.data())
+      : result.type == ScalarType::UInt32 ? static_cast<const void*>(t.bfDistances.data())
+                                          : static_cast<const void*>(t.distances.data());
+    bytes.resize(static_cast<size_t>(v.voxelCount()) * scalarTypeSize(result.type));
+    std::memcpy(bytes.data(), data, bytes.size());
+    return t;
+  };
+  Stopwatch watch;
+  // The index file: (ndim,) + the image's shape, or (n, ndim) + an image's
+  // with --batch; numpy's axes first (z, y, x for 3D).
+  std::vector<int32_t> allIndices;
+  std::vector<int64_t> indexShape;
   try
   {
-    if (a.method == "edt")
+    if (!a.batch)
     {
-      t = distanceTransformEdt(image.view(), sampling, indexOutput != nullptr, a.execution.threads, a.execution.device);
-      result.type = ScalarType::Float64;
-      result.bytes.resize(t.distances.size() * sizeof(double));
-      std::memcpy(result.bytes.data(), t.distances.data(), result.bytes.size());
-    }
-    else if (a.method == "cdt")
-    {
-      t = distanceTransformCdt(image.view(), a.metric.empty() ? DistanceMetric::Chessboard : metricOf(a.metric),
-        indexOutput != nullptr, a.execution.threads);
-      result.type = ScalarType::Int32;
-      result.bytes.resize(t.integerDistances.size() * sizeof(int32_t));
-      std::memcpy(result.bytes.data(), t.integerDistances.data(), result.bytes.size());
+      const DistanceTransform t = runOne(image.view(), a.execution.threads, result.bytes);
+      indexShape = { axes };
+      for (int j = 0; withIndices && j < axes; ++j)
+      {
+        const auto& axis = t.indices[static_cast<size_t>(axes - 1 - j)];
+        allIndices.insert(allIndices.end(), axis.begin(), axis.end());
+        indexShape.push_back(image.dims[axes - 1 - j]);
+      }
     }
     else
     {
-      const DistanceMetric m = metricOf(a.metric);
-      t = distanceTransformBf(image.view(), m, sampling, indexOutput != nullptr, a.execution.threads);
-      if (m == DistanceMetric::Euclidean)
-      {
-        result.type = ScalarType::Float64;
-        result.bytes.resize(t.distances.size() * sizeof(double));
-        std::memcpy(result.bytes.data(), t.distances.data(), result.bytes.size());
-      }
-      else
-      {
-        result.type = ScalarType::UInt32;
-        result.bytes.resize(t.bfDistances.size() * sizeof(uint32_t));
-        std::memcpy(result.bytes.data(), t.bfDistances.data(), result.bytes.size());
-      }
+      const int stackAxis = image.axes - 1; // numpy's first axis, the last of ours
+      const int64_t count = image.dims[stackAxis];
+      int64_t dims[3] = { image.dims[0], image.dims[1], image.dims[2] };
+      dims[stackAxis] = 1;
+      const int64_t voxels = dims[0] * dims[1] * dims[2];
+      const GridView whole = image.view();
+      const size_t inSize = scalarTypeSize(image.type), outSize = scalarTypeSize(result.type);
+      result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
+      if (withIndices)
+        allIndices.assign(static_cast<size_t>(count * axes * voxels), 0);
+      forEachImage(count, a.execution.threads, a.execution.device, [&](int64_t k, int threads) {
+        const GridView one = GridView::contiguous(
+          static_cast<const unsigned char*>(whole.data) + k * whole.strides[stackAxis] * static_cast<int64_t>(inSize),
+          image.type, dims[0], dims[1], dims[2]);
+        std::vector<unsigned char> bytes;
+        const DistanceTransform t = runOne(one, threads, bytes);
+        std::copy(bytes.begin(), bytes.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));
+        for (int j = 0; withIndices && j < axes; ++j)
+        {
+          const auto& axis = t.indices[static_cast<size_t>(axes - 1 - j)];
+          std::copy(axis.begin(), axis.end(), allIndices.begin() + static_cast<std::ptrdiff_t>((k * axes + j) * voxels));
+        }
+        return true;
+      });
+      indexShape = { count, axes };
+      for (int j = 0; j < axes; ++j)
+        indexShape.push_back(dims[axes - 1 - j]);
     }
   }
   catch (const std::invalid_argument& e)
@@ -162,18 +208,8 @@ int runDistance(const std::vector<std::string>& args)
   output.commit();
   if (indexOutput)
   {
-    // numpy's axes first (z, y, x for 3D): (ndim,) + the image's shape.
-    const int64_t voxels = image.voxelCount();
-    std::vector<int32_t> all;
-    all.reserve(static_cast<size_t>(voxels) * image.axes);
-    std::vector<int64_t> shape = { image.axes };
-    for (int j = 0; j < image.axes; ++j)
-    {
-      const auto& axis = t.indices[image.axes - 1 - j];
-      all.insert(all.end(), axis.begin(), axis.end());
-      shape.push_back(image.dims[image.axes - 1 - j]);
-    }
-    writeArrayNpy(indexOutput->stream(), ScalarType::Int32, shape, all.data(), all.size() * sizeof(int32_t));
+    writeArrayNpy(indexOutput->stream(), ScalarType::Int32, indexShape, allIndices.data(),
+      allIndices.size() * sizeof(int32_t));
     indexOutput->commit();
   }
   return ExitSuccess;

@@ -13,6 +13,7 @@
 #include "OutputFile.h"
 #include "Progress.h"
 
+#include "topovox/Batch.h"
 #include "topovox/Morphology.h"
 
 #include <cstdio>
@@ -40,6 +41,7 @@ struct MorphologyArguments
   double cval = 0;
   int iterations = 1;
   bool borderValue = false;
+  bool batch = false; // --batch: numpy's first axis indexes images
 };
 
 const char* const kBinary[] = { "binary_erosion", "binary_dilation", "binary_opening", "binary_closing",
@@ -110,6 +112,11 @@ void addMorphologyOptions(OptionParser& p, MorphologyArguments& a)
   p.section("Output");
   p.value("output", 'o', "OUTPUT", "required. a .npy image: the input's type (grey),\nbool (binary)", "",
     [&a](const std::string& t) { a.output = t; });
+  p.flag("batch", 0,
+    "the input is a stack of images: numpy's first axis\nindexes them (a (n, h, w) array: n images h x w);\n"
+    "each is processed alone (the element has the images'\naxes; a mask has the stack's shape), the images\n"
+    "shared among the threads; the output is the stack",
+    &a.batch);
   addInputOptions(p, a.input);
   addExecutionOptions(p, a.execution);
   std::string ops = "\n\nOperations (scipy.ndimage names):";
@@ -193,7 +200,9 @@ int runMorphology(const std::vector<std::string>& args)
   const bool verbose = a.execution.verbose;
   OutputFile output(a.output);
   const Image image = readInputLogged(positional[1], a.input, verbose);
-  const int axes = image.axes;
+  if (a.batch && (image.axes < 2 || image.fortranOrder))
+    throw UsageError("--batch needs a C-ordered stack: an array of 2 or 3 axes, images along the first");
+  const int axes = a.batch ? image.axes - 1 : image.axes; // the images' axes
 
   // The element.
   StructuringElement s;
@@ -232,57 +241,89 @@ int runMorphology(const std::vector<std::string>& args)
       mask.push_back(x != 0 ? 1 : 0);
     bo.mask = mask.data();
   }
+  // binary_hit_or_miss: the background element.
+  StructuringElement s2;
+  if (op == "binary_hit_or_miss")
+  {
+    if (!a.structure2.empty())
+      s2 = elementFrom(a.structure2, axes, false);
+    else
+    {
+      s2 = s;
+      for (auto& f : s2.footprint)
+        f = f ? 0 : 1;
+    }
+    setOrigin(s2, a.origin, axes);
+  }
   GreyOptions go;
   go.mode = a.mode;
   go.cval = a.cval;
   go.threads = a.execution.threads;
   go.device = a.execution.device;
 
-  Stopwatch watch;
-  Image result = image;
-  const GridView v = image.view();
-  try
-  {
-    if (binary)
-    {
-      BinaryImage b;
-      if (op == "binary_erosion")
-        b = binaryErosion(v, s, bo);
-      else if (op == "binary_dilation")
-        b = binaryDilation(v, s, bo);
-      else if (op == "binary_opening")
-        b = binaryOpening(v, s, bo);
-      else if (op == "binary_closing")
-        b = binaryClosing(v, s, bo);
-      else if (op == "binary_propagation")
-        b = binaryPropagation(v, s, bo);
-      else if (op == "binary_fill_holes")
-        b = binaryFillHoles(v, s, bo.threads);
-      else
-      {
-        StructuringElement s2;
-        if (!a.structure2.empty())
-          s2 = elementFrom(a.structure2, axes, false);
-        else
-        {
-          s2 = s;
-          for (auto& f : s2.footprint)
-            f = f ? 0 : 1;
-        }
-        setOrigin(s2, a.origin, axes);
-        b = binaryHitOrMiss(v, s, s2, bo.threads);
-      }
-      result.type = ScalarType::UInt8;
-      result.bytes.assign(b.begin(), b.end());
-    }
-    else
+  // One image of the input (the whole input, or one of a --batch stack)
+  // through the operator, with its mask (or null) and its CPU threads.
+  auto runOne = [&](const GridView& v, const uint8_t* maskOf, int threads) -> std::vector<uint8_t> {
+    BinaryOptions b1 = bo;
+    b1.mask = maskOf;
+    b1.threads = threads;
+    GreyOptions g1 = go;
+    g1.threads = threads;
+    if (!binary)
     {
       using Op = GreyImage (*)(const GridView&, const StructuringElement&, const GreyOptions&);
       static const std::map<std::string, Op> ops = { { "grey_erosion", greyErosion }, { "grey_dilation", greyDilation },
         { "grey_opening", greyOpening }, { "grey_closing", greyClosing },
         { "morphological_gradient", morphologicalGradient }, { "morphological_laplace", morphologicalLaplace },
         { "white_tophat", whiteTophat }, { "black_tophat", blackTophat } };
-      result.bytes = ops.at(op)(v, s, go);
+      return ops.at(op)(v, s, g1);
+    }
+    BinaryImage b;
+    if (op == "binary_erosion")
+      b = binaryErosion(v, s, b1);
+    else if (op == "binary_dilation")
+      b = binaryDilation(v, s, b1);
+    else if (op == "binary_opening")
+      b = binaryOpening(v, s, b1);
+    else if (op == "binary_closing")
+      b = binaryClosing(v, s, b1);
+    else if (op == "binary_propagation")
+      b = binaryPropagation(v, s, b1);
+    else if (op == "binary_fill_holes")
+      b = binaryFillHoles(v, s, threads);
+    else
+      b = binaryHitOrMiss(v, s, s2, threads);
+    return std::vector<uint8_t>(b.begin(), b.end());
+  };
+
+  Stopwatch watch;
+  Image result = image;
+  if (binary)
+    result.type = ScalarType::UInt8;
+  try
+  {
+    if (!a.batch)
+      result.bytes = runOne(image.view(), bo.mask, bo.threads);
+    else
+    {
+      // The stack: numpy's first axis, the last of ours.
+      const int stackAxis = image.axes - 1;
+      const int64_t count = image.dims[stackAxis];
+      int64_t dims[3] = { image.dims[0], image.dims[1], image.dims[2] };
+      dims[stackAxis] = 1;
+      const int64_t voxels = dims[0] * dims[1] * dims[2];
+      const GridView whole = image.view();
+      const size_t inSize = scalarTypeSize(image.type);
+      const size_t outSize = scalarTypeSize(result.type);
+      result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
+      forEachImage(count, bo.threads, a.execution.device, [&](int64_t k, int threads) {
+        const GridView one = GridView::contiguous(
+          static_cast<const unsigned char*>(whole.data) + k * whole.strides[stackAxis] * static_cast<int64_t>(inSize),
+          image.type, dims[0], dims[1], dims[2]);
+        const std::vector<uint8_t> r = runOne(one, mask.empty() ? nullptr : mask.data() + k * voxels, threads);
+        std::copy(r.begin(), r.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));
+        return true;
+      });
     }
   }
   catch (const std::invalid_argument& e)

@@ -48,6 +48,34 @@ def check_edt(tool, work, x, sampling, what):
         expect(background.all() and np.allclose(dist, want, rtol=1e-12, atol=0), what + ": edt indices")
 
 
+def check_batch(tool, work, rng):
+    """--batch: a stack of images (numpy's first axis), each transformed
+    alone as scipy does it; indices of shape (n, ndim) + an image's."""
+    stack = rng.random((5, 12, 9)) > 0.3
+    stack[2] = True  # all foreground: scipy's inf-free convention
+    stack[3] = False
+    got, idx = run(tool, work, stack, ["--batch", "--sampling", "0.5,2"], indices=True)
+    want = np.stack([ndi.distance_transform_edt(img, sampling=(2, 0.5)) for img in stack])
+    ok = isinstance(got, np.ndarray) and got.shape == want.shape and np.allclose(got, want, rtol=1e-12, atol=0)
+    expect(ok, "--batch edt distances")
+    if ok:
+        expect(idx.shape == (5, 2, 12, 9), "--batch edt indices shape %s" % (idx.shape,))
+        for k in (0, 1, 4):  # images with background: each index names it, at the distance
+            background = ~stack[k][tuple(idx[k])]
+            off = (idx[k] - np.indices(stack[k].shape)) * np.array([2, 0.5]).reshape(2, 1, 1)
+            expect(background.all() and np.allclose(np.sqrt((off ** 2).sum(axis=0)), want[k], rtol=1e-12, atol=0),
+                   "--batch edt indices of image %d" % k)
+    for metric in ("taxicab", "chessboard"):
+        got, _ = run(tool, work, stack, ["--batch", "--method", "cdt", "--metric", metric])
+        want = np.stack([ndi.distance_transform_cdt(img, metric=metric) for img in stack])
+        expect(isinstance(got, np.ndarray) and got.dtype == want.dtype and np.array_equal(got, want),
+               "--batch cdt %s" % metric)
+    line = rng.random((4, 30)) > 0.2
+    got, _ = run(tool, work, line, ["--batch", "--method", "bf", "--metric", "taxicab"])
+    want = np.stack([ndi.distance_transform_bf(img, metric="taxicab") for img in line])
+    expect(isinstance(got, np.ndarray) and np.array_equal(got, want), "--batch bf taxicab of 1D images")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--topovox", required=True)
@@ -97,6 +125,7 @@ def main():
             expect(not isinstance(p, np.ndarray) and p.returncode == 2 and why in p.stderr and
                    len(p.stderr.strip().splitlines()) == 1,
                    "%s: expected exit 2 naming '%s', got %r" % (args, why, getattr(p, "stderr", "an image")))
+        check_batch(a.topovox, work, rng)
     return finish()
 
 

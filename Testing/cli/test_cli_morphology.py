@@ -161,6 +161,34 @@ def main():
                        "%s > %g: binary_fill_holes" % (name, level))
             expect(same(tool.run("grey_closing", volume, ["--size", "3"]), ndi.grey_closing(volume, size=3)),
                    name + ": grey_closing")
+        # --batch: a stack of images (numpy's first axis), each as scipy
+        # gives it alone; a mask with the stack's shape.
+        for stack in (rng.random((6, 9, 11)) > 0.5, rng.random((5, 23)) > 0.4):
+            structure = ndi.generate_binary_structure(stack.ndim - 1, 1)
+            mask = rng.random(stack.shape) > 0.3
+            np.save(os.path.join(work, "mask.npy"), mask.astype(np.uint8))
+            oracles = {  # scipy on one image of the stack, with its mask
+                "binary_erosion": lambda img, m: ndi.binary_erosion(img, structure=structure, iterations=2, mask=m),
+                "binary_closing": lambda img, m: ndi.binary_closing(img, structure=structure, iterations=2),
+                "binary_fill_holes": lambda img, m: ndi.binary_fill_holes(img, structure=structure),
+                "binary_hit_or_miss": lambda img, m: ndi.binary_hit_or_miss(img, structure1=structure),
+            }
+            for op, oracle in oracles.items():
+                args = ["--batch", "--connectivity", "1"]
+                if op in ("binary_erosion", "binary_closing"):
+                    args += ["--iterations", "2"]
+                if op == "binary_erosion":
+                    args += ["--mask", os.path.join(work, "mask.npy")]
+                want = np.stack([oracle(img, m) for img, m in zip(stack, mask)])
+                expect(same(tool.run(op, stack, args), want), "--batch %s %s" % (op, stack.shape))
+        grey_stack = rng.integers(0, 9, size=(7, 8, 10)).astype(np.int16)
+        for op in ("grey_opening", "morphological_gradient", "white_tophat"):
+            want = np.stack([getattr(ndi, op)(img, size=(3, 2), mode="nearest") for img in grey_stack])
+            expect(same(tool.run(op, grey_stack, ["--batch", "--size", "2,3", "--mode", "nearest"]), want),
+                   "--batch %s int16 (7, 8, 10)" % op)
+        p = tool.run("grey_erosion", rng.random(9), ["--batch", "--size", "3"])
+        expect(not isinstance(p, np.ndarray) and p.returncode == 2 and "--batch" in p.stderr,
+               "--batch of a 1D array: exit 2 naming --batch (%r)" % getattr(p, "stderr", "an image"))
         # Usage errors: exit 2, one line, no output.
         img = rng.random((5, 5)) > 0.5
         for args, op, why in ((["--size", "3", "--origin", "2"], "grey_erosion", "origin"),

@@ -2,6 +2,7 @@
 // image as one piece, or cut into blocks built in parallel, then the
 // pieces' pairing (MorsePiece.cpp, MorsePairing.cpp). MPI ranks run the same
 // steps with the exchange in between (vtkPersistenceDiagramFilter).
+#include "topovox/Batch.h"
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
@@ -144,29 +145,26 @@ std::vector<PersistenceDiagram> computePersistenceBatch(
 {
   for (const GridView& g : images)
     persistence::checkInput(g, options);
-  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
   const int64_t n = static_cast<int64_t>(images.size());
   std::vector<PersistenceDiagram> out(images.size());
   PersistenceOptions one = options;
   one.device = Device::CPU;
   one.progress = nullptr;
-  // Spare threads (a batch smaller than the threads) go to the images.
-  one.threads = n >= threads ? 1 : std::max(1, threads / static_cast<int>(std::max<int64_t>(n, 1)));
   std::atomic<int64_t> done{ 0 };
   std::atomic<bool> cancelled{ false };
   std::mutex reporting; // the callback is the caller's: one thread at a time
-  parallelFor(n, std::min<int64_t>(threads, std::max<int64_t>(n, 1)), [&](int, int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1 && !cancelled; ++i)
+  forEachImage(n, options.threads, Device::CPU, [&](int64_t i, int threads) {
+    PersistenceOptions mine = one;
+    mine.threads = threads;
+    out[static_cast<size_t>(i)] = computePersistence(images[static_cast<size_t>(i)], mine);
+    const int64_t finished = ++done;
+    if (options.progress)
     {
-      out[static_cast<size_t>(i)] = computePersistence(images[static_cast<size_t>(i)], one);
-      const int64_t finished = ++done;
-      if (options.progress)
-      {
-        std::lock_guard<std::mutex> guard(reporting);
-        if (!options.progress(static_cast<double>(finished) / static_cast<double>(n)))
-          cancelled = true;
-      }
+      std::lock_guard<std::mutex> guard(reporting);
+      if (!options.progress(static_cast<double>(finished) / static_cast<double>(n)))
+        cancelled = true;
     }
+    return !cancelled;
   });
   if (cancelled)
     throw Aborted{};
