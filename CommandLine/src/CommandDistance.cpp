@@ -110,12 +110,13 @@ int runDistance(const std::vector<std::string>& args)
   const bool verbose = a.execution.verbose;
   OutputFile output(a.output);
   std::unique_ptr<OutputFile> indexOutput(a.indices.empty() ? nullptr : new OutputFile(a.indices));
-  const Image image = readInputLogged(inputPath, a.input, verbose);
+  InputOptions input = a.input;
+  input.stacks = a.batch;
+  const Image image = readInputLogged(inputPath, input, verbose);
   if (indexOutput && image.fortranOrder)
     throw UsageError("--indices needs a C-ordered input (save it with np.ascontiguousarray)");
-  if (a.batch && (image.axes < 2 || image.fortranOrder))
-    throw UsageError("--batch needs a C-ordered stack: an array of 2 or 3 axes, images along the first");
-  const int axes = a.batch ? image.axes - 1 : image.axes; // the images' axes
+  const Stack stack = a.batch ? stackOf(image) : Stack();
+  const int axes = a.batch ? stack.axes : image.axes; // the images' axes
   double sampling[3] = { 1, 1, 1 };
   if (!a.sampling.empty())
   {
@@ -169,22 +170,14 @@ int runDistance(const std::vector<std::string>& args)
     }
     else
     {
-      const int stackAxis = image.axes - 1; // numpy's first axis, the last of ours
-      const int64_t count = image.dims[stackAxis];
-      int64_t dims[3] = { image.dims[0], image.dims[1], image.dims[2] };
-      dims[stackAxis] = 1;
-      const int64_t voxels = dims[0] * dims[1] * dims[2];
-      const GridView whole = image.view();
-      const size_t inSize = scalarTypeSize(image.type), outSize = scalarTypeSize(result.type);
+      const int64_t count = stack.count, voxels = stack.voxels;
+      const size_t outSize = scalarTypeSize(result.type);
       result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
       if (withIndices)
         allIndices.assign(static_cast<size_t>(count * axes * voxels), 0);
       forEachImage(count, a.execution.threads, a.execution.device, [&](int64_t k, int threads) {
-        const GridView one = GridView::contiguous(
-          static_cast<const unsigned char*>(whole.data) + k * whole.strides[stackAxis] * static_cast<int64_t>(inSize),
-          image.type, dims[0], dims[1], dims[2]);
         std::vector<unsigned char> bytes;
-        const DistanceTransform t = runOne(one, threads, bytes);
+        const DistanceTransform t = runOne(stack.image(image, k), threads, bytes);
         std::copy(bytes.begin(), bytes.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));
         for (int j = 0; withIndices && j < axes; ++j)
         {
@@ -195,7 +188,7 @@ int runDistance(const std::vector<std::string>& args)
       });
       indexShape = { count, axes };
       for (int j = 0; j < axes; ++j)
-        indexShape.push_back(dims[axes - 1 - j]);
+        indexShape.push_back(stack.dims[axes - 1 - j]);
     }
   }
   catch (const std::invalid_argument& e)

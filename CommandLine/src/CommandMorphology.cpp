@@ -199,10 +199,11 @@ int runMorphology(const std::vector<std::string>& args)
                      "footprint or structure must be specified)");
   const bool verbose = a.execution.verbose;
   OutputFile output(a.output);
-  const Image image = readInputLogged(positional[1], a.input, verbose);
-  if (a.batch && (image.axes < 2 || image.fortranOrder))
-    throw UsageError("--batch needs a C-ordered stack: an array of 2 or 3 axes, images along the first");
-  const int axes = a.batch ? image.axes - 1 : image.axes; // the images' axes
+  InputOptions input = a.input;
+  input.stacks = a.batch;
+  const Image image = readInputLogged(positional[1], input, verbose);
+  const Stack stack = a.batch ? stackOf(image) : Stack();
+  const int axes = a.batch ? stack.axes : image.axes; // the images' axes
 
   // The element.
   StructuringElement s;
@@ -234,7 +235,9 @@ int runMorphology(const std::vector<std::string>& args)
   bo.device = a.execution.device;
   if (!a.mask.empty())
   {
-    const Image m = readImage(a.mask, InputOptions{});
+    InputOptions maskInput;
+    maskInput.stacks = a.batch;
+    const Image m = readImage(a.mask, maskInput);
     if (m.voxelCount() != image.voxelCount() || m.dims[0] != image.dims[0] || m.dims[1] != image.dims[1])
       throw UsageError("the mask " + a.mask + " is " + m.describe() + ", the image " + image.describe());
     for (double x : valuesOf(m))
@@ -306,22 +309,12 @@ int runMorphology(const std::vector<std::string>& args)
       result.bytes = runOne(image.view(), bo.mask, bo.threads);
     else
     {
-      // The stack: numpy's first axis, the last of ours.
-      const int stackAxis = image.axes - 1;
-      const int64_t count = image.dims[stackAxis];
-      int64_t dims[3] = { image.dims[0], image.dims[1], image.dims[2] };
-      dims[stackAxis] = 1;
-      const int64_t voxels = dims[0] * dims[1] * dims[2];
-      const GridView whole = image.view();
-      const size_t inSize = scalarTypeSize(image.type);
       const size_t outSize = scalarTypeSize(result.type);
       result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
-      forEachImage(count, bo.threads, a.execution.device, [&](int64_t k, int threads) {
-        const GridView one = GridView::contiguous(
-          static_cast<const unsigned char*>(whole.data) + k * whole.strides[stackAxis] * static_cast<int64_t>(inSize),
-          image.type, dims[0], dims[1], dims[2]);
-        const std::vector<uint8_t> r = runOne(one, mask.empty() ? nullptr : mask.data() + k * voxels, threads);
-        std::copy(r.begin(), r.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));
+      forEachImage(stack.count, bo.threads, a.execution.device, [&](int64_t k, int threads) {
+        const std::vector<uint8_t> r =
+          runOne(stack.image(image, k), mask.empty() ? nullptr : mask.data() + k * stack.voxels, threads);
+        std::copy(r.begin(), r.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * stack.voxels * outSize));
         return true;
       });
     }

@@ -261,21 +261,12 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
     throw UsageError("--batch writes the topovox format only (it adds an image column)");
   if (a.reference)
     throw UsageError("--batch runs the morse engine only");
-  if (image.axes < 2)
-    throw UsageError("--batch needs a stack: an array of 2 or 3 axes, images along the first");
-  const int stackAxis = image.axes - 1; // numpy's first axis
-  const int64_t count = image.dims[stackAxis];
-  int64_t dims[3] = { image.dims[0], image.dims[1], image.dims[2] };
-  dims[stackAxis] = 1;
-  const GridView whole = image.view();
+  const Stack stack = stackOf(image);
+  const int64_t count = stack.count;
+  const int64_t* dims = stack.dims;
   std::vector<GridView> images;
   for (int64_t k = 0; k < count; ++k)
-  {
-    GridView g = GridView::contiguous(static_cast<const unsigned char*>(whole.data) +
-        k * whole.strides[stackAxis] * static_cast<int64_t>(scalarTypeSize(image.type)),
-      image.type, dims[0], dims[1], dims[2]);
-    images.push_back(g);
-  }
+    images.push_back(stack.image(image, k));
   const int dimension = images.front().dimension();
   options.maxDimension = a.maxDimension >= 0 ? a.maxDimension : dimension;
   ProgressBar bar("topovox: persistence");
@@ -293,7 +284,7 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
   const bool superlevel = options.filtration == Filtration::Superlevel;
   size_t pairs = 0;
   Image layout; // one image's axes, without the samples (the table needs no more)
-  layout.axes = image.axes - 1;
+  layout.axes = stack.axes;
   layout.fortranOrder = image.fortranOrder;
   for (int64_t k = 0; k < count; ++k)
   {
@@ -345,7 +336,9 @@ int runPersistence(const std::vector<std::string>& args)
   // The output's temporary file first: an unwritable folder fails now.
   OutputFile output(a.output);
 
-  const Image image = readInputLogged(inputPath, a.input, verbose);
+  InputOptions input = a.input;
+  input.stacks = a.batch;
+  const Image image = readInputLogged(inputPath, input, verbose);
   Stopwatch watch;
 
   PersistenceOptions options = a.diagram;

@@ -71,5 +71,35 @@ std::vector<double> valuesOf(const Image& image)
 }
 
 
+Stack stackOf(const Image& image)
+{
+  if (image.fortranOrder || (image.stack == 0 && image.axes < 2))
+    throw UsageError("--batch needs a C-ordered stack, images along numpy's first axis: an array of 2, 3 or 4 "
+                     "axes (n images of 1, 2 or 3 axes)");
+  Stack s;
+  for (int a = 0; a < 3; ++a)
+    s.dims[a] = image.dims[a];
+  if (image.stack > 0)
+  {
+    s.count = image.stack;
+    s.axes = 3;
+    s.dims[2] = image.dims[2] / image.stack;
+  }
+  else
+  {
+    s.count = image.dims[image.axes - 1]; // numpy's first axis, the last of ours
+    s.axes = image.axes - 1;
+    s.dims[image.axes - 1] = 1;
+  }
+  s.voxels = s.dims[0] * s.dims[1] * s.dims[2];
+  return s;
+}
+
+GridView Stack::image(const Image& stack, int64_t k) const
+{
+  return GridView::contiguous(stack.bytes.data() + static_cast<size_t>(k * voxels) * scalarTypeSize(stack.type),
+    stack.type, dims[0], dims[1], dims[2]);
+}
+
 } // namespace cli
 } // namespace topovox

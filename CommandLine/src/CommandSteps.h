@@ -26,6 +26,23 @@ Image readInputLogged(const std::string& path, const InputOptions& options, bool
 // An image's samples as doubles, x fastest.
 std::vector<double> valuesOf(const Image& image);
 
+// --batch: the images of a stack read from one file, numpy's first axis
+// indexing them: an (n, w) or (n, h, w) array (n 1D or 2D images) or, read
+// with InputOptions::stacks, an (n, z, y, x) array (n volumes). Each image
+// is `voxels` contiguous samples.
+struct Stack
+{
+  int64_t count = 0;
+  int axes = 0;                     // of one image
+  int64_t dims[3] = { 1, 1, 1 };    // of one image, x first
+  int64_t voxels = 0;
+  // Image k as a view into `image`'s samples.
+  GridView image(const Image& stack, int64_t k) const;
+};
+// The stack `image` holds; UsageError when it is not one (fewer than 2
+// axes, or Fortran-ordered).
+Stack stackOf(const Image& image);
+
 // Writes the table, commits the output, and says so under --verbose.
 void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
   const std::string& outputName, bool verbose);

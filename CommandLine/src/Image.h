@@ -24,6 +24,10 @@ struct Image
   // np.load returns with shape (nx, ny, nz). Only outputs that name voxels
   // by numpy index (persistence --format cripser) need it.
   bool fortranOrder = false;
+  // A 4D .npy read for --batch (numpy shape (n, z, y, x), C order): the n
+  // volumes one after the other, held as dims (x, y, n z) with stack = n;
+  // 0 for everything else.
+  int64_t stack = 0;
   // The samples. std::vector's allocator returns memory aligned for any
   // fundamental type, so the bytes can be read as any ScalarType.
   std::vector<unsigned char> bytes;

@@ -91,7 +91,7 @@ Image readImage(const std::string& path, const InputOptions& o, std::string* how
     if (npy)
     {
       say("NumPy .npy");
-      return readNpy(path);
+      return readNpy(path, o.stacks);
     }
     const Sidecar sidecar = readSidecar(path);
     say("raw " + sidecar.dataPath + " described by " + path);

@@ -26,6 +26,7 @@ struct InputOptions
   bool typeGiven = false;
   bool bigEndian = false;
   bool byteOrderGiven = false;
+  bool stacks = false; // --batch: a 4D .npy is a stack of volumes (Image::stack)
 };
 
 // Adds --dims, --dtype and --byte-order (in an "Input" section).

@@ -59,6 +59,8 @@ void writeImageNpy(FILE* out, const Image& image, bool asBool)
   std::vector<int64_t> shape;
   for (int k = 0; k < image.axes; ++k)
     shape.push_back(image.dims[image.fortranOrder ? k : image.axes - 1 - k]);
+  if (image.stack > 0) // a stack of volumes: (n, z, y, x)
+    shape = { image.stack, image.dims[2] / image.stack, image.dims[1], image.dims[0] };
   writeNpy(out, asBool ? "|b1" : descrOf(image.type), image.fortranOrder, shape, image.bytes.data(),
     image.bytes.size());
 }

@@ -261,7 +261,7 @@ bool hasNpyMagic(const std::string& path)
   return file.read(head, kMagicSize) == kMagicSize && std::memcmp(head, kMagic, kMagicSize) == 0;
 }
 
-Image readNpy(const std::string& path)
+Image readNpy(const std::string& path, bool stacks)
 {
   InputFile file(path);
   const std::string bad = path + ": not a valid .npy file: ";
@@ -343,9 +343,18 @@ Image readNpy(const std::string& path)
   }
   if (dims.empty())
     throw Error(path + ": the array is a scalar (shape ()); an image has 1, 2 or 3 axes");
+  // --batch: a stack of volumes (n, z, y, x), read as (n z, y, x).
+  int64_t stack = 0;
+  if (dims.size() == 4 && stacks && !fortran->flag)
+  {
+    stack = dims[0];
+    dims = { dims[0] * dims[1], dims[2], dims[3] };
+  }
   if (dims.size() > 3)
     throw Error(path + ": the array has " + std::to_string(dims.size()) + " axes (shape " +
-      shapeText(dims) + "); an image has 1, 2 or 3 axes");
+      shapeText(dims) + "); an image has 1, 2 or 3 axes" +
+      (stacks ? " (a stack of volumes: 4 axes, C order)"
+              : (dims.size() == 4 ? " (a stack of volumes goes with --batch where a command has it)" : "")));
   for (int64_t n : dims)
     if (n == 0)
       throw Error(path + ": the array is empty (shape " + shapeText(dims) + ")");
@@ -386,6 +395,7 @@ Image readNpy(const std::string& path)
   image.axes = static_cast<int>(dims.size());
   for (int a = 0; a < image.axes; ++a)
     image.dims[a] = dims[a];
+  image.stack = stack;
   return image;
 }
 

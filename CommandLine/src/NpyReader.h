@@ -20,8 +20,9 @@ namespace cli
 // Whether the file starts with the .npy magic string (after gunzipping).
 bool hasNpyMagic(const std::string& path);
 
-// Throws Error naming the file and the reason.
-Image readNpy(const std::string& path);
+// Throws Error naming the file and the reason. `stacks`: a C-ordered 4D
+// array (n, z, y, x) is accepted as n volumes (Image::stack).
+Image readNpy(const std::string& path, bool stacks = false);
 
 } // namespace cli
 } // namespace topovox

@@ -70,6 +70,17 @@ def check_batch(tool, work, rng):
         want = np.stack([ndi.distance_transform_cdt(img, metric=metric) for img in stack])
         expect(isinstance(got, np.ndarray) and got.dtype == want.dtype and np.array_equal(got, want),
                "--batch cdt %s" % metric)
+    volumes = rng.random((3, 6, 7, 8)) > 0.25  # a stack of volumes: 4 axes
+    got, idx = run(tool, work, volumes, ["--batch"], indices=True)
+    want = np.stack([ndi.distance_transform_edt(v) for v in volumes])
+    ok = isinstance(got, np.ndarray) and got.shape == want.shape and np.allclose(got, want, rtol=1e-12, atol=0)
+    expect(ok and idx.shape == (3, 3, 6, 7, 8), "--batch of volumes: edt distances and the indices' shape")
+    if ok:
+        for k in range(3):
+            background = ~volumes[k][tuple(idx[k])]
+            dist = np.sqrt(((idx[k] - np.indices(volumes[k].shape)) ** 2).sum(axis=0))
+            expect(background.all() and np.allclose(dist, want[k], rtol=1e-12, atol=0),
+                   "--batch of volumes: indices of volume %d" % k)
     line = rng.random((4, 30)) > 0.2
     got, _ = run(tool, work, line, ["--batch", "--method", "bf", "--metric", "taxicab"])
     want = np.stack([ndi.distance_transform_bf(img, metric="taxicab") for img in line])

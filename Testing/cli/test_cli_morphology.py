@@ -186,6 +186,17 @@ def main():
             want = np.stack([getattr(ndi, op)(img, size=(3, 2), mode="nearest") for img in grey_stack])
             expect(same(tool.run(op, grey_stack, ["--batch", "--size", "2,3", "--mode", "nearest"]), want),
                    "--batch %s int16 (7, 8, 10)" % op)
+        volumes = rng.random((3, 5, 6, 7)).astype(np.float32)  # a stack of volumes: 4 axes
+        want = np.stack([ndi.grey_erosion(v, size=(2, 3, 2), mode="wrap") for v in volumes])
+        expect(same(tool.run("grey_erosion", volumes, ["--batch", "--size", "2,3,2", "--mode", "wrap"]), want),
+               "--batch of volumes (3, 5, 6, 7): grey_erosion")
+        masks = rng.random((3, 5, 6, 7)) > 0.4
+        want = np.stack([ndi.binary_opening(m, structure=ndi.generate_binary_structure(3, 2)) for m in masks])
+        expect(same(tool.run("binary_opening", masks, ["--batch", "--connectivity", "2"]), want),
+               "--batch of volumes (3, 5, 6, 7): binary_opening")
+        p = tool.run("grey_erosion", volumes, ["--size", "3"])
+        expect(not isinstance(p, np.ndarray) and p.returncode == 1 and "4 axes" in p.stderr and "--batch" in p.stderr,
+               "a 4D array without --batch: an input error naming --batch (%r)" % getattr(p, "stderr", "an image"))
         p = tool.run("grey_erosion", rng.random(9), ["--batch", "--size", "3"])
         expect(not isinstance(p, np.ndarray) and p.returncode == 2 and "--batch" in p.stderr,
                "--batch of a 1D array: exit 2 naming --batch (%r)" % getattr(p, "stderr", "an image"))

@@ -2,7 +2,7 @@
 """`topovox persistence --batch` on stacks of images (numpy's first axis):
 every image's rows equal the rows `topovox persistence` writes for that
 image alone, in the same order, and (when cripser is installed) its pairs
-equal cripser.computePH's on that image; 2D and 1D images, V and T,
+equal cripser.computePH's on that image; 3D, 2D and 1D images, V and T,
 sublevel and superlevel; then the usage errors.
 
 Usage: test_cli_persistence_batch.py --topovox PATH
@@ -35,7 +35,7 @@ def main():
     work = tempfile.mkdtemp(prefix="topovox-batch-")
     stack_path, one_path, out, one_out = (os.path.join(work, n) for n in ("stack.npy", "one.npy", "b.csv", "o.csv"))
     rng = np.random.default_rng(12)
-    for shape in ((7, 12, 13), (5, 30)):
+    for shape in ((7, 12, 13), (5, 30), (3, 5, 6, 7)):  # 2D, 1D and 3D images
         stack = rng.integers(0, 20, size=shape).astype(np.float32)
         np.save(stack_path, stack)
         for construction in ("V", "T"):
