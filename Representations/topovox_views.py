@@ -219,11 +219,12 @@ def selected_pairs(source, port=0):
     return sorted(ids)
 
 
-def select_pairs(diagram, pair_ids, plot=None):
+def select_pairs(diagram, pair_ids, plot=None, render=True):
     """Selects the pairs `pair_ids` wherever they are drawn: their critical
     voxels (output 2 of the Persistence Diagram `diagram`) and, given one,
     the points or bars of a Persistence Plot. ParaView highlights the
-    selection in every view showing them, as for a selection made by hand."""
+    selection in every view showing them, as for a selection made by hand
+    (render=False: the caller renders, or the GUI does on its own)."""
     from paraview import servermanager as sm
     from paraview.modules.vtkRemotingViews import vtkSMSelectionHelper
 
@@ -236,16 +237,17 @@ def select_pairs(diagram, pair_ids, plot=None):
         append = vtkSMSelectionHelper.NewAppendSelectionsFromSelectionSource(query_source.SMProxy)
         source.SMProxy.SetSelectionInput(port, append, 0)
         append.UnRegister(None)
-    simple.RenderAllViews()
+    if render:
+        simple.RenderAllViews()
 
 
-def link_selection(diagram, plot, from_plot=True):
+def link_selection(diagram, plot, from_plot=True, render=True):
     """Carries a selection across: the pairs picked in the diagram or
     barcode `plot` to their critical voxels (from_plot), or the critical
     voxels picked in the 3D view to the plot's points or bars. Returns the
     PairIdentifiers selected."""
     ids = selected_pairs(plot) if from_plot else selected_pairs(diagram, 2)
-    select_pairs(diagram, ids, plot)
+    select_pairs(diagram, ids, plot, render)
     return ids
 
 
@@ -255,15 +257,24 @@ def follow_selection(diagram, plot):
     `diagram`), and voxels picked in the 3D view select their pairs, as
     link_selection does once. Listens to ParaView's SelectionChangedEvent
     on both proxies; returns a function that stops following."""
+    from paraview import servermanager as sm
+
     busy = [False]  # a link sets the other side's selection: no echo
+
+    def registered(proxy):
+        return bool(sm.ProxyManager().GetProxyName("sources", proxy.SMProxy))
 
     def follower(from_plot):
         def on_change(caller, event):
-            if busy[0]:
+            # Not while ParaView takes the pipeline down (deleting a proxy
+            # clears selections), and no render from here: views redraw
+            # themselves after a selection in the GUI, and the caller
+            # renders in pvpython.
+            if busy[0] or not (registered(plot) and registered(diagram)):
                 return
             busy[0] = True
             try:
-                link_selection(diagram, plot, from_plot)
+                link_selection(diagram, plot, from_plot, render=False)
             finally:
                 busy[0] = False
         return on_change
@@ -298,3 +309,24 @@ def toggle_follow_selection(plot=None):
         raise ValueError("the Persistence Plot's input is not a Persistence Diagram's Pairs output")
     _following[key] = follow_selection(diagram, plot)
     return True
+
+
+def follow_plot(global_id):
+    """What the GUI does for every new Persistence Plot (the plugin's
+    auto-start, Representations/pqTopoVoxFollowSelection): follows its
+    selections when it plots a Persistence Diagram's pairs; leaves it alone
+    otherwise (a table of another kind, a plot already followed). Never
+    raises: a GUI callback has no one to report to."""
+    from paraview import servermanager as sm
+
+    try:
+        proxy = sm.ActiveConnection.Session.GetRemoteObject(int(global_id))
+        plot = sm._getPyProxy(proxy) if proxy is not None else None
+        diagram = plot.Input if plot is not None else None
+        if (plot is None or diagram is None or diagram.GetXMLName() != "TopoVoxPersistenceDiagram"
+                or plot.GetGlobalIDAsString() in _following):
+            return False
+        return toggle_follow_selection(plot)
+    except Exception as e:  # noqa: BLE001 (reported, not raised)
+        print("TopoVox: selections of plot %s are not followed: %s" % (global_id, e))
+        return False

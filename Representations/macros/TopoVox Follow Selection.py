@@ -1,7 +1,8 @@
 # ParaView macro: Macros > Import new macro..., then one click in the Macros
-# toolbar. With a Persistence Plot active, pairs picked in the diagram or
-# barcode select their critical voxels in the 3D view, and voxels picked
-# there select their pairs, on every pick from now on; click again to stop.
+# toolbar. In the GUI every new Persistence Plot already follows selections
+# (pairs picked in the diagram or barcode select their critical voxels in
+# the 3D view, voxels picked there select their pairs): with a Persistence
+# Plot active, a click stops that for it, the next click starts it again.
 # (topovox.views.toggle_follow_selection; the plugin must be loaded.)
 from topovox import views
 

@@ -114,14 +114,17 @@ try:
     marks = dsa.WrapDataObject(sm.Fetch(simple.ExtractSelection(Input=plot))).CellData["PairIdentifier"]
     expect(sorted(set(int(v) for v in marks)) == sorted(back) and len(back) >= 1,
            "voxels picked in 3D select their pairs in the diagram (%s, %s)" % (sorted(back), list(marks)))
-    # Following on every pick: no call after each selection.
-    stop = views.follow_selection(diagram, plot)
+    # Following on every pick, with no call: the plugin's GUI auto-start
+    # hands every new Persistence Plot to views.follow_plot.
+    expect(plot.GetGlobalIDAsString() in views._following, "the GUI follows a new Persistence Plot by itself")
+    simple.SetActiveSource(plot)  # the user's choice, which following must keep
     more = [c for c in range(len(dims)) if dims[c] == 1 and finite[c] == 1][:2]
+    pair = lambda c: int(cells["PairIdentifier"][c])
     ids = []
     for c in more:
         ids += [0, c]
     simple.SelectIDs(IDs=ids, FieldType="CELL", Source=plot)  # as a rubber band in the diagram
-    want_more = sorted(int(cells["PairIdentifier"][c]) for c in more)
+    want_more = sorted(pair(c) for c in more)
     expect(len(want_more) == 2 and views.selected_pairs(diagram, 2) == want_more,
            "followed: pairs picked in the diagram select their voxels (%s, %s)" % (
                want_more, views.selected_pairs(diagram, 2)))
@@ -129,23 +132,29 @@ try:
     append = vtkSMSelectionHelper.NewAppendSelectionsFromSelectionSource(picked_voxels.SMProxy)
     diagram.SMProxy.SetSelectionInput(2, append, 0)  # as a pick in the 3D view
     append.UnRegister(None)
-    expect(views.selected_pairs(plot) == [int(points[other[0]])],
+    voxel_pair = int(points[other[0]])
+    expect(views.selected_pairs(plot) == [voxel_pair],
            "followed: a voxel picked in 3D selects its pair (%s)" % views.selected_pairs(plot))
-    stop()
-    simple.SelectIDs(IDs=ids, FieldType="CELL", Source=plot)
-    expect(views.selected_pairs(diagram, 2) == [int(points[other[0]])], "stopped: the voxels stay as they were")
-    # The GUI macro: one click to follow, one to stop.
+    expect(simple.GetActiveSource() == plot, "following leaves the active source as it was")
+    # The GUI macro: one click stops following, the next starts it again.
     macro = os.environ["TOPOVOX_GUI_MACRO"]  # set by test_gui_persistence.py
     simple.SetActiveSource(plot)
     exec(compile(open(macro).read(), macro, "exec"), {})
     simple.SelectIDs(IDs=[0, more[0]], FieldType="CELL", Source=plot)
-    expect(views.selected_pairs(diagram, 2) == [int(cells["PairIdentifier"][more[0]])],
-           "the macro: a pair picked in the diagram selects its voxels (%s)" % views.selected_pairs(diagram, 2))
-    expect(simple.GetActiveSource() == plot, "following leaves the active source as it was")
+    expect(views.selected_pairs(diagram, 2) == [voxel_pair],
+           "the macro turns following off (%s)" % views.selected_pairs(diagram, 2))
     exec(compile(open(macro).read(), macro, "exec"), {})
     simple.SelectIDs(IDs=[0, more[1]], FieldType="CELL", Source=plot)
-    expect(views.selected_pairs(diagram, 2) == [int(cells["PairIdentifier"][more[0]])],
-           "the macro run again: following stops (%s)" % views.selected_pairs(diagram, 2))
+    expect(views.selected_pairs(diagram, 2) == [pair(more[1])],
+           "the macro turns it on again (%s)" % views.selected_pairs(diagram, 2))
+    # From Python: follow_selection until its stop function is called.
+    views.toggle_follow_selection(plot)  # off
+    stop = views.follow_selection(diagram, plot)
+    simple.SelectIDs(IDs=[0, more[0]], FieldType="CELL", Source=plot)
+    expect(views.selected_pairs(diagram, 2) == [pair(more[0])], "follow_selection follows")
+    stop()
+    simple.SelectIDs(IDs=[0, more[1]], FieldType="CELL", Source=plot)
+    expect(views.selected_pairs(diagram, 2) == [pair(more[0])], "stopped: the voxels stay as they were")
     # And the regions shown in a 3D view next to the diagram.
     shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
                                          UpperThreshold=1e9), volume_view)
