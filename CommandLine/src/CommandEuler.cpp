@@ -12,6 +12,7 @@
 #include "Progress.h"
 #include "TableWriter.h"
 
+#include "topovox/Batch.h"
 #include "topovox/EulerCurve.h"
 
 #include <cstdio>
@@ -30,6 +31,7 @@ struct EulerArguments
   ExecutionOptions execution;
   EulerCurveOptions curve;
   std::string output;
+  bool batch = false; // --batch: numpy's first axis indexes images
 };
 
 void addEulerOptions(OptionParser& p, EulerArguments& a)
@@ -58,6 +60,11 @@ void addEulerOptions(OptionParser& p, EulerArguments& a)
       if (!parseThresholdMode(text, c.thresholdMode))
         throw UsageError("expected auto, exact, bins or list, got '" + text + "'");
     });
+  p.flag("batch", 0,
+    "the input is a stack of images: numpy's first axis\nindexes them ((n, w), (n, h, w) or (n, d, h, w));\n"
+    "one curve each, all on the thresholds of the whole\nstack (bins from its min and max, exact: its\n"
+    "distinct values, or the list), the images shared\namong the threads; rows start with an image column",
+    &a.batch);
   p.value("bins", 0, "N", "number of thresholds for bins", std::to_string(c.binCount),
     [&c](const std::string& text) {
       c.binCount = static_cast<int>(parseInteger(text, 1, 100000000));
@@ -129,6 +136,50 @@ Table curveTable(const EulerCurve& curve)
   return t;
 }
 
+// --batch: one curve per image of the stack, on the thresholds the options
+// give for the whole stack, one table with an image column first.
+Table batchTable(const Image& image, EulerCurveOptions options, ThresholdMode mode, std::string& warnings)
+{
+  const Stack stack = stackOf(image);
+  Box all;
+  for (int a = 0; a < 3; ++a)
+    all.hi[a] = image.dims[a];
+  const GridView whole = image.view();
+  EulerCurveOptions common = options;
+  common.thresholdMode = mode;
+  const ValueSummary summary = summarizeValues(whole, all, options.threads);
+  const std::vector<double> distinct =
+    mode == ThresholdMode::Exact ? distinctValues(whole, all, options.threads) : std::vector<double>();
+  const std::vector<double> thresholds = resolveThresholds(common, image.type, summary, distinct);
+  Table t;
+  t.columns = { "image", "threshold", "euler", "vertices", "edges", "squares", "cubes" };
+  if (thresholds.empty())
+    return t;
+  options.thresholdMode = ThresholdMode::List;
+  options.thresholds = thresholds;
+  options.progress = nullptr;
+  std::vector<EulerCurve> curves(static_cast<size_t>(stack.count));
+  forEachImage(stack.count, options.threads, options.device, [&](int64_t k, int threads) {
+    EulerCurveOptions one = options;
+    one.threads = threads;
+    curves[static_cast<size_t>(k)] = computeEulerCurve(stack.image(image, k), one);
+    return true;
+  });
+  for (size_t k = 0; k < curves.size(); ++k)
+  {
+    if (!curves[k].warnings.empty() && warnings.find(curves[k].warnings) == std::string::npos)
+      warnings += curves[k].warnings;
+    const Table one = curveTable(curves[k]);
+    for (size_t r = 0; r < one.rowCount(); ++r)
+    {
+      t.values.push_back(static_cast<double>(k));
+      t.values.insert(t.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(r * one.columns.size()),
+        one.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * one.columns.size()));
+    }
+  }
+  return t;
+}
+
 } // namespace
 
 int runEuler(const std::vector<std::string>& args)
@@ -153,7 +204,9 @@ int runEuler(const std::vector<std::string>& args)
   // The output's temporary file first: an unwritable folder fails now.
   OutputFile output(a.output);
 
-  const Image image = readInputLogged(inputPath, a.input, verbose);
+  InputOptions input = a.input;
+  input.stacks = a.batch;
+  const Image image = readInputLogged(inputPath, input, verbose);
   Stopwatch watch;
 
   EulerCurveOptions options = a.curve;
@@ -165,6 +218,27 @@ int runEuler(const std::vector<std::string>& args)
   if (parser.given("bins") && mode != ThresholdMode::Bins)
     warn("--bins is ignored: --thresholds auto uses exact thresholds for integer data "
          "(pass --thresholds bins)");
+  if (a.batch)
+  {
+    std::string warnings;
+    Table t;
+    try
+    {
+      t = batchTable(image, options, mode, warnings);
+    }
+    catch (const std::invalid_argument& e)
+    {
+      throw UsageError(e.what());
+    }
+    warn(warnings);
+    if (t.values.empty())
+      warn("the curves are empty: the stack has no values to threshold (all NaN or infinite)");
+    if (verbose)
+      say("euler curves: a batch of " + std::to_string(stackOf(image).count) + " images, " +
+        std::to_string(t.rowCount()) + " rows: " + seconds(watch.seconds()));
+    writeTableLogged(output, t, format, a.output, verbose);
+    return ExitSuccess;
+  }
   ProgressBar bar("topovox: euler");
   options.progress = bar.callback();
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""`topovox euler --batch` on stacks of images (numpy's first axis): every
+curve is on the thresholds of the whole stack (exact: its distinct values;
+bins: evenly spaced over its min and max), every row's Euler characteristic
+equals scikit-image's euler_number of that image's sublevel (superlevel) set
+at that threshold, and the rows equal `topovox euler` on the image alone
+with the same thresholds as a list; 1D, 2D and 3D images, V and T.
+
+Usage: test_cli_euler_batch.py --topovox PATH
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from skimage.measure import euler_number
+
+from cli_checks import expect, finish
+
+
+def euler_of(mask, construction):
+    if mask.ndim == 1:
+        mask = mask.reshape(1, -1)
+    return int(euler_number(mask, connectivity=1 if construction == "V" else mask.ndim))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topovox", required=True)
+    tool = ap.parse_args().topovox
+    work = tempfile.mkdtemp(prefix="topovox-euler-batch-")
+    stack_path, one_path, out, one_out = (os.path.join(work, n) for n in ("s.npy", "o.npy", "b.csv", "o.csv"))
+    rng = np.random.default_rng(21)
+    cases = [(rng.integers(0, 7, size=(4, 9, 10)).astype(np.int16), "exact"),
+             (rng.random((3, 6, 5, 7)).astype(np.float32), "bins"),
+             (rng.integers(-3, 3, size=(5, 17)).astype(np.int32), "exact")]
+    for stack, mode in cases:
+        np.save(stack_path, stack)
+        for construction in ("V", "T"):
+            for filtration in ("sublevel", "superlevel"):
+                superlevel = filtration == "superlevel"
+                what = "%s %s %s %s" % ("x".join(map(str, stack.shape)), mode, construction, filtration)
+                args = ["--construction", construction, "--filtration", filtration, "--thresholds", mode]
+                if mode == "bins":
+                    args += ["--bins", "12"]
+                p = subprocess.run([tool, "euler", stack_path, "--batch", "-o", out, "--threads", "2"] + args,
+                                   capture_output=True, text=True)
+                expect(p.returncode == 0, what + ": ran (%s)" % p.stderr.strip())
+                if p.returncode:
+                    continue
+                rows = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
+                if mode == "exact":
+                    want_t = np.unique(stack).astype(np.float64)
+                else:
+                    want_t = np.linspace(float(stack.min()), float(stack.max()), 12)
+                if superlevel:
+                    want_t = want_t[::-1]
+                for k in range(stack.shape[0]):
+                    mine = rows[rows[:, 0] == k][:, 1:]
+                    expect(mine.shape[0] == len(want_t) and np.allclose(mine[:, 0], want_t, rtol=1e-6, atol=0),
+                           "%s image %d: the stack's thresholds" % (what, k))
+                    image = stack[k]
+                    ok = all(int(row[1]) == euler_of(image >= t if superlevel else image <= t, construction)
+                             for row, t in zip(mine, mine[:, 0]))
+                    expect(ok, "%s image %d: euler equals skimage's at every threshold" % (what, k))
+                    np.save(one_path, image)
+                    q = subprocess.run([tool, "euler", one_path, "-o", one_out, "--construction", construction,
+                                        "--filtration", filtration, "--thresholds", "list", "--threshold-list",
+                                        ",".join(repr(float(t)) for t in mine[:, 0])],
+                                       capture_output=True, text=True)
+                    alone = np.loadtxt(one_out, delimiter=",", skiprows=1, ndmin=2) if q.returncode == 0 else None
+                    expect(alone is not None and np.array_equal(mine, alone),
+                           "%s image %d: the rows of the image alone (%s)" % (what, k, q.stderr.strip()))
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
