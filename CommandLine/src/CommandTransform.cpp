@@ -12,10 +12,13 @@
 #include "Progress.h"
 #include "TableWriter.h"
 
+#include "topovox/Batch.h"
 #include "topovox/EulerTransform.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 namespace topovox
@@ -31,6 +34,7 @@ struct TransformArguments
   ExecutionOptions execution;
   EulerTransformOptions transform;
   std::string output;
+  bool batch = false; // --batch: numpy's first axis indexes images
 };
 
 void addTransformOptions(OptionParser& p, TransformArguments& a)
@@ -69,6 +73,11 @@ void addTransformOptions(OptionParser& p, TransformArguments& a)
     });
 
   p.section("Thresholds");
+  p.flag("batch", 0,
+    "the input is a stack of images: numpy's first axis\nindexes them ((n, w), (n, h, w) or (n, d, h, w));\n"
+    "one transform each, all on the same directions and\nthresholds (bins over the heights of the whole\n"
+    "stack, or the list), the images shared among the\nthreads; rows start with an image column",
+    &a.batch);
   p.value("bins", 0, "N",
     "N thresholds evenly spaced over the range of\nheights of all directions", std::to_string(t.binCount),
     [&t](const std::string& text) { t.binCount = static_cast<int>(parseInteger(text, 1, 100000000)); });
@@ -107,6 +116,52 @@ Table transformTable(const EulerTransform& t)
   return table;
 }
 
+// --batch: one transform per image of the stack, on the thresholds of the
+// heights of the whole stack, one table with an image column first.
+Table batchTable(const Image& image, EulerTransformOptions options, std::string& warnings)
+{
+  const Stack stack = stackOf(image);
+  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  for (int64_t k = 0; k < stack.count; ++k)
+  {
+    double l = 0, h = -1;
+    transformHeightRange(stack.image(image, k), options, l, h);
+    if (l <= h)
+    {
+      lo = std::min(lo, l);
+      hi = std::max(hi, h);
+    }
+  }
+  const std::vector<double> thresholds = transformThresholds(options, lo, hi);
+  Table t;
+  t.columns = { "image", "direction", "ux", "uy", "uz", "threshold", "euler" };
+  if (thresholds.empty())
+    return t;
+  options.thresholdMode = ThresholdMode::List;
+  options.thresholds = thresholds;
+  options.progress = nullptr;
+  std::vector<EulerTransform> transforms(static_cast<size_t>(stack.count));
+  forEachImage(stack.count, options.threads, options.device, [&](int64_t k, int threads) {
+    EulerTransformOptions one = options;
+    one.threads = threads;
+    transforms[static_cast<size_t>(k)] = computeEulerTransform(stack.image(image, k), one);
+    return true;
+  });
+  for (size_t k = 0; k < transforms.size(); ++k)
+  {
+    if (!transforms[k].warnings.empty() && warnings.find(transforms[k].warnings) == std::string::npos)
+      warnings += transforms[k].warnings;
+    const Table one = transformTable(transforms[k]);
+    for (size_t r = 0; r < one.rowCount(); ++r)
+    {
+      t.values.push_back(static_cast<double>(k));
+      t.values.insert(t.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(r * one.columns.size()),
+        one.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * one.columns.size()));
+    }
+  }
+  return t;
+}
+
 } // namespace
 
 int runTransform(const std::vector<std::string>& args)
@@ -143,7 +198,9 @@ int runTransform(const std::vector<std::string>& args)
   }
   const bool verbose = a.execution.verbose;
   OutputFile output(a.output);
-  const Image image = readInputLogged(inputPath, a.input, verbose);
+  InputOptions input = a.input;
+  input.stacks = a.batch;
+  const Image image = readInputLogged(inputPath, input, verbose);
   Stopwatch watch;
 
   EulerTransformOptions options = a.transform;
@@ -151,6 +208,27 @@ int runTransform(const std::vector<std::string>& args)
   options.threads = a.execution.threads;
   for (int k = 0; k < 3; ++k)
     options.spacing[k] = image.spacing[k];
+  if (a.batch)
+  {
+    std::string warnings;
+    Table t;
+    try
+    {
+      t = batchTable(image, options, warnings);
+    }
+    catch (const std::invalid_argument& e)
+    {
+      throw UsageError(e.what());
+    }
+    warn(warnings);
+    if (t.values.empty())
+      warn("the transforms are empty: no voxel of the stack has a finite height");
+    if (verbose)
+      say("euler transforms: a batch of " + std::to_string(stackOf(image).count) + " images, " +
+        std::to_string(t.rowCount()) + " rows: " + seconds(watch.seconds()));
+    writeTableLogged(output, t, format, a.output, verbose);
+    return ExitSuccess;
+  }
   ProgressBar bar("topovox: transform");
   options.progress = bar.callback();
   watch.restart();

@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""`topovox euler --batch` on stacks of images (numpy's first axis): every
-curve is on the thresholds of the whole stack (exact: its distinct values;
-bins: evenly spaced over its min and max), every row's Euler characteristic
-equals scikit-image's euler_number of that image's sublevel (superlevel) set
-at that threshold, and the rows equal `topovox euler` on the image alone
-with the same thresholds as a list; 1D, 2D and 3D images, V and T.
+"""`topovox euler --batch` and `topovox transform --batch` on stacks of
+images (numpy's first axis).
+
+euler: every curve is on the thresholds of the whole stack (exact: its
+distinct values; bins: evenly spaced over its min and max), every row's
+Euler characteristic equals scikit-image's euler_number of that image's
+sublevel (superlevel) set at that threshold, and the rows equal `topovox
+euler` on the image alone with the same thresholds as a list; 1D, 2D and 3D
+images, V and T.
+
+transform: every image's transform is on the same directions and on bins
+spanning the heights of the whole stack (the lowest first threshold and the
+highest last one of the images run alone), and its rows equal `topovox
+transform` on the image alone with those thresholds as a list.
 
 Usage: test_cli_euler_batch.py --topovox PATH
 """
@@ -73,7 +81,42 @@ def main():
                     alone = np.loadtxt(one_out, delimiter=",", skiprows=1, ndmin=2) if q.returncode == 0 else None
                     expect(alone is not None and np.array_equal(mine, alone),
                            "%s image %d: the rows of the image alone (%s)" % (what, k, q.stderr.strip()))
+    check_transform(tool, work, rng)
     return finish()
+
+
+def check_transform(tool, work, rng):
+    stack_path, one_path, out, one_out = (os.path.join(work, n) for n in ("ts.npy", "to.npy", "tb.csv", "to.csv"))
+    for stack, extra in ((rng.random((4, 8, 9)), ["--weight", "1", "--alpha", "0.5"]),
+                         (rng.random((3, 5, 6, 4)) > 0.5, ["--weight", "0", "--shape-level", "0.5"])):
+        np.save(stack_path, stack.astype(np.float32))
+        what = "transform %s %s" % ("x".join(map(str, stack.shape)), " ".join(extra))
+        args = ["--directions", "6", "--bins", "9"] + extra
+        p = subprocess.run([tool, "transform", stack_path, "--batch", "-o", out] + args, capture_output=True, text=True)
+        expect(p.returncode == 0, what + ": ran (%s)" % p.stderr.strip())
+        if p.returncode:
+            continue
+        rows = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
+        singles, firsts, lasts = [], [], []
+        for k in range(stack.shape[0]):
+            np.save(one_path, stack[k].astype(np.float32))
+            q = subprocess.run([tool, "transform", one_path, "-o", one_out] + args, capture_output=True, text=True)
+            alone = np.loadtxt(one_out, delimiter=",", skiprows=1, ndmin=2)
+            firsts.append(alone[:, 4].min())
+            lasts.append(alone[:, 4].max())
+        want_t = np.linspace(min(firsts), max(lasts), 9)
+        for k in range(stack.shape[0]):
+            mine = rows[rows[:, 0] == k][:, 1:]
+            thresholds = np.unique(mine[:, 4])
+            expect(np.allclose(thresholds, want_t, rtol=1e-12, atol=1e-12),
+                   "%s image %d: bins over the whole stack's heights" % (what, k))
+            np.save(one_path, stack[k].astype(np.float32))
+            listed = [a for a in args if a not in ("--bins", "9")]
+            q = subprocess.run([tool, "transform", one_path, "-o", one_out, "--threshold-list",
+                                ",".join(repr(float(t)) for t in thresholds)] + listed, capture_output=True, text=True)
+            alone = np.loadtxt(one_out, delimiter=",", skiprows=1, ndmin=2) if q.returncode == 0 else None
+            expect(alone is not None and np.array_equal(mine, alone),
+                   "%s image %d: the rows of the image alone (%s)" % (what, k, q.stderr.strip()))
 
 
 if __name__ == "__main__":
