@@ -169,13 +169,7 @@ Table batchTable(const Image& image, EulerCurveOptions options, ThresholdMode mo
   {
     if (!curves[k].warnings.empty() && warnings.find(curves[k].warnings) == std::string::npos)
       warnings += curves[k].warnings;
-    const Table one = curveTable(curves[k]);
-    for (size_t r = 0; r < one.rowCount(); ++r)
-    {
-      t.values.push_back(static_cast<double>(k));
-      t.values.insert(t.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(r * one.columns.size()),
-        one.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * one.columns.size()));
-    }
+    appendImageRows(t, curveTable(curves[k]), static_cast<int64_t>(k));
   }
   return t;
 }

@@ -289,17 +289,7 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
   for (int64_t k = 0; k < count; ++k)
   {
     const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox);
-    if (all.columns.empty())
-    {
-      all.columns = { "image" };
-      all.columns.insert(all.columns.end(), t.columns.begin(), t.columns.end());
-    }
-    for (size_t r = 0; r < t.rowCount(); ++r)
-    {
-      all.values.push_back(static_cast<double>(k));
-      all.values.insert(all.values.end(), t.values.begin() + static_cast<std::ptrdiff_t>(r * t.columns.size()),
-        t.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * t.columns.size()));
-    }
+    appendImageRows(all, t, k);
     pairs += t.rowCount();
   }
   if (a.execution.verbose)

@@ -101,5 +101,21 @@ GridView Stack::image(const Image& stack, int64_t k) const
     stack.type, dims[0], dims[1], dims[2]);
 }
 
+void appendImageRows(Table& batch, const Table& one, int64_t k)
+{
+  if (batch.columns.empty())
+  {
+    batch.columns = { "image" };
+    batch.columns.insert(batch.columns.end(), one.columns.begin(), one.columns.end());
+  }
+  const size_t width = one.columns.size();
+  for (size_t r = 0; r < one.rowCount(); ++r)
+  {
+    batch.values.push_back(static_cast<double>(k));
+    batch.values.insert(batch.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(r * width),
+      one.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * width));
+  }
+}
+
 } // namespace cli
 } // namespace topovox

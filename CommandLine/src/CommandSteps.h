@@ -43,6 +43,10 @@ struct Stack
 // axes, or Fortran-ordered).
 Stack stackOf(const Image& image);
 
+// Appends image k's table to a batch's: its rows, each led by an `image`
+// column (the batch table takes the columns of the first one appended).
+void appendImageRows(Table& batch, const Table& one, int64_t k);
+
 // Writes the table, commits the output, and says so under --verbose.
 void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
   const std::string& outputName, bool verbose);

@@ -151,13 +151,7 @@ Table batchTable(const Image& image, EulerTransformOptions options, std::string&
   {
     if (!transforms[k].warnings.empty() && warnings.find(transforms[k].warnings) == std::string::npos)
       warnings += transforms[k].warnings;
-    const Table one = transformTable(transforms[k]);
-    for (size_t r = 0; r < one.rowCount(); ++r)
-    {
-      t.values.push_back(static_cast<double>(k));
-      t.values.insert(t.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(r * one.columns.size()),
-        one.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * one.columns.size()));
-    }
+    appendImageRows(t, transformTable(transforms[k]), static_cast<int64_t>(k));
   }
   return t;
 }
