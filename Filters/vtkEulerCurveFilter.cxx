@@ -145,9 +145,7 @@ int vtkEulerCurveFilter::RequestData(
   else
   {
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
-      ? this->GetInputArrayToProcess(0, image, association)
-      : nullptr;
+    vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
     array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
     if (!array)
       error = "the input image has no scalar array to process (select one)";

@@ -175,9 +175,7 @@ int vtkGPUMorphologyFilter::RequestData(
             : !topovox_vtk::computesOnThisRank(this->Controller, outInfo))
     return 1; // an empty piece, or a global operator off rank 0
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = image && topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
-    ? this->GetInputArrayToProcess(0, image, association)
-    : nullptr;
+  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;

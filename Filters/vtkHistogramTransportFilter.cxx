@@ -5,6 +5,7 @@
 
 #include "vtkTopoVoxDensity.h"
 
+#include "topovox/GridSinkhorn.h"
 #include "topovox/Sinkhorn.h"
 
 #include "vtkDataArray.h"
@@ -95,20 +96,18 @@ std::string histogramsOf(vtkTable* t, Histograms& h)
   return {};
 }
 
-// Unit mass; an empty string or why it cannot be.
+// Unit mass (the densities' rule, topovox::normalizeDensity); an empty
+// string or why it cannot be.
 std::string normalise(std::vector<double>& v, size_t which)
 {
-  double total = 0;
-  for (double x : v)
+  try
   {
-    if (!(x >= 0) || !std::isfinite(x))
-      return "histogram " + std::to_string(which) + " has a negative, NaN or infinite value";
-    total += x;
+    topovox::normalizeDensity(v, "histogram " + std::to_string(which) + ":");
   }
-  if (!(total > 0))
-    return "histogram " + std::to_string(which) + " is empty (zero mass)";
-  for (double& x : v)
-    x /= total;
+  catch (const std::invalid_argument& e)
+  {
+    return e.what();
+  }
   return {};
 }
 } // namespace
@@ -144,7 +143,6 @@ int vtkHistogramTransportFilter::RequestData(
   {
     if (why.empty() && a.values.size() < 2)
       why = "one histogram alone: connect a second table, or give one histogram per row to compare consecutive ones";
-    b = a;
     for (size_t k = 0; k + 1 < a.values.size(); ++k)
       pairs.push_back({ k, k + 1 });
   }

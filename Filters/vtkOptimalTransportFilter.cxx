@@ -116,9 +116,7 @@ int vtkOptimalTransportFilter::RequestData(
   {
     vtkImageData* image = port ? target : source;
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(port))
-      ? this->GetInputArrayToProcess(port, image, association)
-      : nullptr;
+    vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(port), image, association);
     const std::string why =
       topovox_vtk::readDensity(image, selected, association, port ? "target" : "source", density[port]);
     if (!why.empty())

@@ -132,8 +132,7 @@ int vtkPersistenceBatchFilter::RequestInformation(
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   this->State->series = vtkImageData::SafeDownCast(inInfo->Get(vtkDataObject::DATA_OBJECT())) != nullptr;
   if (this->State->series) // every step, one table; a composite follows the current time
-    for (int port = 0; port < 2; ++port)
-      this->State->loop.readSteps(inInfo, outputVector->GetInformationObject(port));
+    this->State->loop.readSteps(inInfo, outputVector);
   return 1;
 }
 
@@ -170,9 +169,7 @@ int vtkPersistenceBatchFilter::RequestData(
       item.image = vtkSmartPointer<vtkImageData>::New();
       item.image->CopyStructure(image);
       item.time = s.loop.time(s.loop.current());
-      vtkDataArray* selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
-        ? this->GetInputArrayToProcess(0, image, item.association)
-        : nullptr;
+      vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, item.association);
       bool cellData = false;
       if (vtkDataArray* array = topovox_vtk::arrayToProcess(selected, item.association, image, cellData))
       {
@@ -223,9 +220,7 @@ int vtkPersistenceBatchFilter::RequestData(
       item.image = image;
       item.time = static_cast<double>(it->GetCurrentFlatIndex());
       if (image)
-        item.selected = topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
-          ? this->GetInputArrayToProcess(0, image, item.association)
-          : nullptr;
+        item.selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, item.association);
       items.push_back(item);
     }
     long long failed = error.empty() ? 0 : 1;

@@ -68,7 +68,7 @@ int vtkTemporalTransportFilter::FillInputPortInformation(int, vtkInformation* in
 int vtkTemporalTransportFilter::RequestInformation(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  this->State->loop.readSteps(inputVector[0]->GetInformationObject(0), outputVector->GetInformationObject(0));
+  this->State->loop.readSteps(inputVector[0]->GetInformationObject(0), outputVector);
   return 1;
 }
 
@@ -108,9 +108,7 @@ int vtkTemporalTransportFilter::RequestData(
       (s.loop.hasTime() ? " (t = " + std::to_string(s.loop.time(step)) + ")" : std::string());
     vtkImageData* image = vtkImageData::GetData(inputVector[0]);
     int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = image && topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
-      ? this->GetInputArrayToProcess(0, image, association)
-      : nullptr;
+    vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
     topovox_vtk::Density density;
     s.error = topovox_vtk::readDensity(image, selected, association, which, density);
     if (s.error.empty() && !s.loop.first())

@@ -3,11 +3,14 @@
 
 #include "vtkTopoVoxImageAdapter.h"
 
+#include "topovox/GridSinkhorn.h"
+
 #include "vtkDataArray.h"
 #include "vtkImageData.h"
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace topovox_vtk
 {
@@ -23,20 +26,16 @@ std::string readDensity(
     return "the " + which + " array '" + (array->GetName() ? array->GetName() : "") + "' has " +
       std::to_string(array->GetNumberOfComponents()) + " components; a density needs one";
   out.values.resize(static_cast<size_t>(array->GetNumberOfTuples()));
-  double total = 0;
   for (vtkIdType k = 0; k < array->GetNumberOfTuples(); ++k)
+    out.values[static_cast<size_t>(k)] = array->GetTuple1(k);
+  try
   {
-    const double v = array->GetTuple1(k);
-    if (!(v >= 0) || !std::isfinite(v))
-      return "the " + which + " density has a negative, NaN or infinite value (" + std::to_string(v) +
-        " at tuple " + std::to_string(k) + "); densities must be nonnegative";
-    out.values[static_cast<size_t>(k)] = v;
-    total += v;
+    topovox::normalizeDensity(out.values, "the " + which);
   }
-  if (!(total > 0))
-    return "the " + which + " density is zero everywhere";
-  for (double& v : out.values)
-    v /= total;
+  catch (const std::invalid_argument& e)
+  {
+    return e.what();
+  }
   // The grid of the samples: points, or cells (one fewer per axis).
   image->GetDimensions(out.dims);
   double spacing[3];

@@ -3,6 +3,7 @@
 #include "vtkCellData.h"
 #include "vtkDataArray.h"
 #include "vtkExtentTranslator.h"
+#include "vtkFieldData.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
 #include "vtkMultiProcessController.h"
@@ -69,19 +70,39 @@ vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageDa
   return selected ? selected : image->GetPointData()->GetScalars();
 }
 
-bool selectsImageArray(vtkInformation* arrayInfo)
+vtkDataArray* selectedArray(vtkInformation* arrayInfo, vtkImageData* image, int& association)
 {
-  if (!arrayInfo || !arrayInfo->Has(vtkDataObject::FIELD_ASSOCIATION()))
-    return true; // an attribute type (the active scalars), or nothing
-  switch (arrayInfo->Get(vtkDataObject::FIELD_ASSOCIATION()))
+  if (!arrayInfo || !image)
+    return nullptr;
+  const bool byName = arrayInfo->Has(vtkDataObject::FIELD_NAME());
+  if (!byName && !arrayInfo->Has(vtkDataObject::FIELD_ATTRIBUTE_TYPE()))
+    return nullptr;
+  const char* name = byName ? arrayInfo->Get(vtkDataObject::FIELD_NAME()) : nullptr;
+  const int type = byName ? -1 : arrayInfo->Get(vtkDataObject::FIELD_ATTRIBUTE_TYPE());
+  auto from = [&](vtkDataSetAttributes* data) -> vtkDataArray* {
+    return byName ? data->GetArray(name) : data->GetAttribute(type);
+  };
+  association = arrayInfo->Has(vtkDataObject::FIELD_ASSOCIATION())
+    ? arrayInfo->Get(vtkDataObject::FIELD_ASSOCIATION())
+    : vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  switch (association)
   {
     case vtkDataObject::FIELD_ASSOCIATION_POINTS:
+      return from(image->GetPointData());
     case vtkDataObject::FIELD_ASSOCIATION_CELLS:
-    case vtkDataObject::FIELD_ASSOCIATION_NONE:
+      return from(image->GetCellData());
     case vtkDataObject::FIELD_ASSOCIATION_POINTS_THEN_CELLS:
-      return true;
+      if (vtkDataArray* a = from(image->GetPointData()))
+      {
+        association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+        return a;
+      }
+      association = vtkDataObject::FIELD_ASSOCIATION_CELLS;
+      return from(image->GetCellData());
+    case vtkDataObject::FIELD_ASSOCIATION_NONE:
+      return byName ? image->GetFieldData()->GetArray(name) : nullptr;
     default:
-      return false; // rows, vertices, edges: not an image's
+      return nullptr; // rows, vertices, edges: not an image's
   }
 }
 

@@ -35,13 +35,14 @@ void pieceExtent(const int whole[6], int piece, int pieces, int out[6]);
 // as VTK users expect. Sets cellData; null when the image has neither.
 vtkDataArray* arrayToProcess(vtkDataArray* selected, int association, vtkImageData* image, bool& cellData);
 
-// Whether a filter's array selection (its GetInputArrayInformation(idx))
-// can name an image's array: points, cells, field data or an attribute.
-// ParaView can leave a table column (Row Data) selected in a proxy whose
-// input was not yet updated when it was made; asking vtkAlgorithm for it
-// then reports an error. Filters ask only when this holds, and otherwise
-// take the active scalars (arrayToProcess with no selection).
-bool selectsImageArray(vtkInformation* arrayInfo);
+// The array a filter's selection (its GetInputArrayInformation(idx)) names
+// in `image`, found as vtkAlgorithm::GetInputArrayToProcess finds it (a
+// name in points, cells, both, or field data; or an attribute type), with
+// its association; null when nothing is selected or the selection cannot
+// name an image's array. ParaView can leave a table column (Row Data)
+// selected in a proxy made before its input updated, which vtkAlgorithm
+// would report as an error; arrayToProcess then takes the active scalars.
+vtkDataArray* selectedArray(vtkInformation* arrayInfo, vtkImageData* image, int& association);
 
 // For filters that compute on one rank from the whole image: the array to
 // process (`selected`, else the active point scalars) of `image` as a

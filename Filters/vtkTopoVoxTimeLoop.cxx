@@ -2,11 +2,12 @@
 #include "vtkTopoVoxTimeLoop.h"
 
 #include "vtkInformation.h"
+#include "vtkInformationVector.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 namespace topovox_vtk
 {
-void TimeLoop::readSteps(vtkInformation* inInfo, vtkInformation* outInfo)
+void TimeLoop::readSteps(vtkInformation* inInfo, vtkInformationVector* outputs)
 {
   using SDDP = vtkStreamingDemandDrivenPipeline;
   this->Times.clear();
@@ -15,10 +16,12 @@ void TimeLoop::readSteps(vtkInformation* inInfo, vtkInformation* outInfo)
     const double* t = inInfo->Get(SDDP::TIME_STEPS());
     this->Times.assign(t, t + inInfo->Length(SDDP::TIME_STEPS()));
   }
-  if (this->Current >= this->steps())
-    this->Current = 0;
-  outInfo->Remove(SDDP::TIME_STEPS());
-  outInfo->Remove(SDDP::TIME_RANGE());
+  this->Current = 0;
+  for (int port = 0; port < outputs->GetNumberOfInformationObjects(); ++port)
+  {
+    outputs->GetInformationObject(port)->Remove(SDDP::TIME_STEPS());
+    outputs->GetInformationObject(port)->Remove(SDDP::TIME_RANGE());
+  }
 }
 
 void TimeLoop::requestCurrent(vtkInformation* inInfo) const

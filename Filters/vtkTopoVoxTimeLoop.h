@@ -11,16 +11,19 @@
 #include <vector>
 
 class vtkInformation;
+class vtkInformationVector;
 
 namespace topovox_vtk
 {
 class TimeLoop
 {
 public:
-  // RequestInformation: the input's time steps (none: one step, the input
-  // as it is). The output is one result for the whole series, so it
-  // carries no time steps of its own.
-  void readSteps(vtkInformation* inInfo, vtkInformation* outInfo);
+  // RequestInformation (once per update, never inside a pass): the input's
+  // time steps (none: one step, the input as it is), and a pass that starts
+  // from the first step, also after one broken off (an upstream error, an
+  // abort). The outputs are one result for the whole series, so they carry
+  // no time steps of their own.
+  void readSteps(vtkInformation* inInfo, vtkInformationVector* outputs);
   // Number of steps (at least 1) and the one this execution reads.
   std::size_t steps() const { return this->Times.empty() ? 1 : this->Times.size(); }
   std::size_t current() const { return this->Current; }

@@ -54,9 +54,7 @@ int vtkTopologicalSimplificationFilter::RequestData(
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
   int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = image && topovox_vtk::selectsImageArray(this->GetInputArrayInformation(0))
-    ? this->GetInputArrayToProcess(0, image, association)
-    : nullptr;
+  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;

@@ -206,12 +206,13 @@ def selected_pairs(source, port=0):
     from paraview import servermanager as sm
     from vtk.numpy_interface import dataset_adapter as dsa
 
-    active = simple.GetActiveSource()  # the user's, in the GUI: kept
-    extract = simple.ExtractSelection(Input=sm.OutputPort(source, port))
+    selection = source.SMProxy.GetSelectionInput(port)
+    if selection is None:
+        return []
+    # An unregistered proxy, given the selection explicitly: nothing appears
+    # in the pipeline browser or the undo stack, the active source stays.
+    extract = sm.filters.ExtractSelection(Input=sm.OutputPort(source, port), Selection=sm._getPyProxy(selection))
     data = dsa.WrapDataObject(sm.Fetch(extract))
-    simple.Delete(extract)
-    if active is not None:
-        simple.SetActiveSource(active)
     ids = set()
     for attributes in (data.PointData, data.CellData):
         if "PairIdentifier" in attributes.keys():
@@ -275,6 +276,8 @@ def follow_selection(diagram, plot):
             busy[0] = True
             try:
                 link_selection(diagram, plot, from_plot, render=False)
+            except Exception as e:  # noqa: BLE001 (a GUI callback: said, not raised)
+                print("TopoVox: the selection was not carried across: %s" % e)
             finally:
                 busy[0] = False
         return on_change

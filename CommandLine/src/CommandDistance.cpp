@@ -118,13 +118,7 @@ int runDistance(const std::vector<std::string>& args)
   const Stack stack = a.batch ? stackOf(image) : Stack();
   const int axes = a.batch ? stack.axes : image.axes; // the images' axes
   double sampling[3] = { 1, 1, 1 };
-  if (!a.sampling.empty())
-  {
-    if (a.sampling.size() != 1 && static_cast<int>(a.sampling.size()) != axes)
-      throw UsageError("--sampling takes one value or one per image axis (" + std::to_string(axes) + ")");
-    for (int k = 0; k < axes; ++k)
-      sampling[k] = a.sampling.size() == 1 ? a.sampling[0] : a.sampling[static_cast<size_t>(k)];
-  }
+  perAxis(a.sampling, axes, "--sampling", sampling);
   const bool withIndices = indexOutput != nullptr;
   const DistanceMetric metric = a.metric.empty() ? (a.method == "cdt" ? DistanceMetric::Chessboard
                                                                       : DistanceMetric::Euclidean)
@@ -175,7 +169,10 @@ int runDistance(const std::vector<std::string>& args)
       result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
       if (withIndices)
         allIndices.assign(static_cast<size_t>(count * axes * voxels), 0);
-      forEachImage(count, a.execution.threads, a.execution.device, [&](int64_t k, int threads) {
+      // Only the exact Euclidean transform has a GPU path: the others share
+      // the images among the CPU threads whatever the device.
+      const Device batchDevice = a.method == "edt" ? a.execution.device : Device::CPU;
+      forEachImage(count, a.execution.threads, batchDevice, [&](int64_t k, int threads) {
         std::vector<unsigned char> bytes;
         const DistanceTransform t = runOne(stack.image(image, k), threads, bytes);
         std::copy(bytes.begin(), bytes.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));

@@ -167,8 +167,7 @@ Table batchTable(const Image& image, EulerCurveOptions options, ThresholdMode mo
   });
   for (size_t k = 0; k < curves.size(); ++k)
   {
-    if (!curves[k].warnings.empty() && warnings.find(curves[k].warnings) == std::string::npos)
-      warnings += curves[k].warnings;
+    addWarning(warnings, curves[k].warnings);
     appendImageRows(t, curveTable(curves[k]), static_cast<int64_t>(k));
   }
   return t;

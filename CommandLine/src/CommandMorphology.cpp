@@ -156,12 +156,7 @@ StructuringElement elementFrom(const std::string& path, int axes, bool values)
 
 void setOrigin(StructuringElement& s, const std::vector<int64_t>& origin, int axes)
 {
-  if (origin.empty())
-    return;
-  if (origin.size() != 1 && static_cast<int>(origin.size()) != axes)
-    throw UsageError("--origin takes one value or one per image axis (" + std::to_string(axes) + ")");
-  for (int a = 0; a < axes; ++a)
-    s.origin[a] = origin.size() == 1 ? origin[0] : origin[static_cast<size_t>(a)];
+  perAxis(origin, axes, "--origin", s.origin);
 }
 } // namespace
 
@@ -213,11 +208,8 @@ int runMorphology(const std::vector<std::string>& args)
     s = elementFrom(a.footprint, axes, false);
   else if (!a.size.empty())
   {
-    if (static_cast<int>(a.size.size()) != axes && a.size.size() != 1)
-      throw UsageError("--size takes one value or one per image axis (" + std::to_string(axes) + ")");
     int64_t dims[3] = { 1, 1, 1 };
-    for (int k = 0; k < axes; ++k)
-      dims[k] = a.size.size() == 1 ? a.size[0] : a.size[static_cast<size_t>(k)];
+    perAxis(a.size, axes, "--size", dims);
     s = StructuringElement::box(dims);
   }
   else
@@ -311,7 +303,11 @@ int runMorphology(const std::vector<std::string>& args)
     {
       const size_t outSize = scalarTypeSize(result.type);
       result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
-      forEachImage(stack.count, bo.threads, a.execution.device, [&](int64_t k, int threads) {
+      // Hole filling and hit-or-miss have no GPU path: their images share
+      // the CPU threads whatever the device.
+      const bool cpuOnly = op == "binary_fill_holes" || op == "binary_hit_or_miss";
+      forEachImage(stack.count, bo.threads, cpuOnly ? Device::CPU : a.execution.device,
+        [&](int64_t k, int threads) {
         const std::vector<uint8_t> r =
           runOne(stack.image(image, k), mask.empty() ? nullptr : mask.data() + k * stack.voxels, threads);
         std::copy(r.begin(), r.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * stack.voxels * outSize));

@@ -279,7 +279,10 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
   throw Error(EngineMissing);
 #endif
   bar.clear();
-  warn(diagrams.front().warnings);
+  std::string warnings;
+  for (const PersistenceDiagram& d : diagrams)
+    addWarning(warnings, d.warnings);
+  warn(warnings);
   Table all;
   const bool superlevel = options.filtration == Filtration::Superlevel;
   size_t pairs = 0;

@@ -117,5 +117,11 @@ void appendImageRows(Table& batch, const Table& one, int64_t k)
   }
 }
 
+void addWarning(std::string& all, const std::string& warning)
+{
+  if (!warning.empty() && all.find(warning) == std::string::npos)
+    all += (all.empty() || all.back() == '\n' ? "" : "\n") + warning;
+}
+
 } // namespace cli
 } // namespace topovox

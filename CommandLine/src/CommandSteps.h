@@ -3,6 +3,7 @@
 // --verbose lines worded alike.
 #pragma once
 
+#include "Errors.h"
 #include "Image.h"
 #include "ImageInput.h"
 #include "OutputFile.h"
@@ -42,6 +43,23 @@ struct Stack
 // The stack `image` holds; UsageError when it is not one (fewer than 2
 // axes, or Fortran-ordered).
 Stack stackOf(const Image& image);
+
+// An option given as one value or one per image axis (x first): the
+// values for out[0..axes), the one value repeated; out unchanged when the
+// option was not given. UsageError naming `option` for another count.
+template <typename T>
+void perAxis(const std::vector<T>& given, int axes, const char* option, T out[3])
+{
+  if (given.empty())
+    return;
+  if (given.size() != 1 && static_cast<int>(given.size()) != axes)
+    throw UsageError(std::string(option) + " takes one value or one per image axis (" + std::to_string(axes) + ")");
+  for (int k = 0; k < axes; ++k)
+    out[k] = given.size() == 1 ? given[0] : given[static_cast<size_t>(k)];
+}
+
+// Adds a warning to those gathered from several images, once.
+void addWarning(std::string& all, const std::string& warning);
 
 // Appends image k's table to a batch's: its rows, each led by an `image`
 // column (the batch table takes the columns of the first one appended).

@@ -149,8 +149,7 @@ Table batchTable(const Image& image, EulerTransformOptions options, std::string&
   });
   for (size_t k = 0; k < transforms.size(); ++k)
   {
-    if (!transforms[k].warnings.empty() && warnings.find(transforms[k].warnings) == std::string::npos)
-      warnings += transforms[k].warnings;
+    addWarning(warnings, transforms[k].warnings);
     appendImageRows(t, transformTable(transforms[k]), static_cast<int64_t>(k));
   }
   return t;

@@ -107,17 +107,14 @@ std::vector<double> histograms(const std::string& path, int64_t& rows, int64_t& 
 std::vector<double> densityOf(const Image& image, const std::string& path)
 {
   std::vector<double> v = valuesOf(image);
-  double total = 0;
-  for (double x : v)
+  try
   {
-    if (!(x >= 0) || !std::isfinite(x))
-      throw UsageError(path + ": densities must be nonnegative and finite");
-    total += x;
+    normalizeDensity(v, path + ": the");
   }
-  if (!(total > 0))
-    throw UsageError(path + ": the density is zero everywhere");
-  for (double& x : v)
-    x /= total;
+  catch (const std::invalid_argument& e)
+  {
+    throw UsageError(e.what());
+  }
   return v;
 }
 
@@ -183,13 +180,9 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
       throw UsageError("--displacement and --potentials write .npy arrays");
   const Image ia = readInputLogged(positional[0], InputOptions{}, a.execution.verbose);
   double spacing[3] = { ia.spacing[0], ia.spacing[1], ia.spacing[2] };
-  if (!a.spacing.empty())
-  {
-    if (a.spacing.size() != 1 && static_cast<int>(a.spacing.size()) != ia.axes)
-      throw UsageError("--spacing takes one value or one per image axis (" + std::to_string(ia.axes) + ")");
-    for (int k = 0; k < ia.axes; ++k)
-      spacing[k] = a.spacing.size() == 1 ? a.spacing[0] : a.spacing[static_cast<size_t>(k)];
-  }
+  perAxis(a.spacing, ia.axes, "--spacing", spacing);
+  if (ia.fortranOrder && (!a.displacement.empty() || !a.potentials.empty()))
+    throw UsageError("--displacement and --potentials need a C-ordered input (save it with np.ascontiguousarray)");
   if (positional.size() > 2)
     return runGridSeries(positional, a, spacing, ia);
   const TableFormat format = tableFormatFor(a.output);

@@ -156,10 +156,12 @@ try:
     simple.SelectIDs(IDs=[0, more[1]], FieldType="CELL", Source=plot)
     expect(views.selected_pairs(diagram, 2) == [pair(more[0])], "stopped: the voxels stay as they were")
     # And the regions shown in a 3D view next to the diagram.
-    shown = simple.Show(simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
-                                         UpperThreshold=1e9), volume_view)
+    labelled = simple.Threshold(Input=regions, Scalars=["POINTS", "ComponentRegion"], LowerThreshold=0,
+                                UpperThreshold=1e9)
+    simple.Show(labelled, volume_view)
     simple.Render(volume_view)
-    expect(shown is not None, "the regions are shown in a 3D view")
+    labelled.UpdatePipeline()
+    expect(labelled.GetDataInformation().GetNumberOfPoints() > 0, "the regions are shown in a 3D view")
 except Exception:  # reported, not raised: the client must still exit
     lines.append("FAIL: " + traceback.format_exc().replace("\n", " | "))
 

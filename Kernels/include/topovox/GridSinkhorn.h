@@ -53,4 +53,10 @@ struct GridSinkhornResult
 GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
   const double spacing[3], const SinkhornOptions& options);
 
+// Samples of a density (image values, any scale) scaled to unit mass, in
+// place, as the filters and the command line hand them to sinkhornGrid.
+// Throws std::invalid_argument naming `which` ("the source", "time step 3")
+// when one is negative, NaN or infinite, or all are zero.
+void normalizeDensity(std::vector<double>& values, const std::string& which);
+
 } // namespace topovox

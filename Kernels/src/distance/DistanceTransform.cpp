@@ -26,7 +26,7 @@ namespace
 {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::vector<uint8_t> foregroundOf(const GridView& g)
+std::vector<uint8_t> foregroundOf(const GridView& g, int threads)
 {
   const std::string why = validateGrid(g);
   if (!why.empty())
@@ -37,7 +37,7 @@ std::vector<uint8_t> foregroundOf(const GridView& g)
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d = static_cast<const T*>(g.data);
-    parallelFor(g.dims[1] * g.dims[2], defaultThreadCount(), [&](int, int64_t r0, int64_t r1) {
+    parallelFor(g.dims[1] * g.dims[2], threads, [&](int, int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
       {
         const T* row = d + (r % g.dims[1]) * g.strides[1] + (r / g.dims[1]) * g.strides[2];
@@ -100,10 +100,10 @@ int numpyFirstAxis(const int64_t dims[3])
 DistanceTransform distanceTransformEdt(
   const GridView& image, const double sampling[3], bool withIndices, int threads, Device device)
 {
-  const std::vector<uint8_t> fg = foregroundOf(image);
+  threads = threadsOf(threads);
+  const std::vector<uint8_t> fg = foregroundOf(image, threads);
   const int64_t* n = image.dims;
   const size_t count = fg.size();
-  threads = threadsOf(threads);
   for (int a = 0; a < 3; ++a)
     if (!(sampling[a] > 0) || !std::isfinite(sampling[a]))
       throw std::invalid_argument("the sampling must be positive and finite");
@@ -213,10 +213,10 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
 {
   if (metric == DistanceMetric::Euclidean)
     throw std::invalid_argument("the chamfer transform takes the taxicab or chessboard metric");
-  const std::vector<uint8_t> fg = foregroundOf(image);
+  threads = threadsOf(threads);
+  const std::vector<uint8_t> fg = foregroundOf(image, threads);
   const int64_t* n = image.dims;
   const size_t count = fg.size();
-  threads = threadsOf(threads);
   constexpr int64_t kFar = std::numeric_limits<int64_t>::max() / 4;
   // Per axis, the distance so far; taxicab sums the axes' distances,
   // chessboard takes their maximum: both separable, exactly.
@@ -349,7 +349,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
 DistanceTransform distanceTransformBf(const GridView& image, DistanceMetric metric, const double sampling[3],
   bool withIndices, int threads)
 {
-  const std::vector<uint8_t> fg = foregroundOf(image);
+  const std::vector<uint8_t> fg = foregroundOf(image, threadsOf(threads));
   const int64_t* n = image.dims;
   const size_t count = fg.size();
   std::vector<int64_t> background;

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
+#include <thread>
 
 namespace topovox
 {
@@ -152,18 +152,17 @@ std::vector<PersistenceDiagram> computePersistenceBatch(
   one.progress = nullptr;
   std::atomic<int64_t> done{ 0 };
   std::atomic<bool> cancelled{ false };
-  std::mutex reporting; // the callback is the caller's: one thread at a time
+  // The callback is the caller's (a VTK filter's UpdateProgress): only the
+  // calling thread, which runs images too, reports; the others count.
+  const std::thread::id caller = std::this_thread::get_id();
   forEachImage(n, options.threads, Device::CPU, [&](int64_t i, int threads) {
     PersistenceOptions mine = one;
     mine.threads = threads;
     out[static_cast<size_t>(i)] = computePersistence(images[static_cast<size_t>(i)], mine);
     const int64_t finished = ++done;
-    if (options.progress)
-    {
-      std::lock_guard<std::mutex> guard(reporting);
-      if (!options.progress(static_cast<double>(finished) / static_cast<double>(n)))
-        cancelled = true;
-    }
+    if (options.progress && std::this_thread::get_id() == caller &&
+      !options.progress(static_cast<double>(finished) / static_cast<double>(n)))
+      cancelled = true;
     return !cancelled;
   });
   if (cancelled)

@@ -36,7 +36,7 @@ public:
   }
 
   // out = (F[0] x F[1] x F[2]) in, axis by axis; in and out may alias.
-  void apply(const std::array<std::vector<double>, 3>& F, const std::vector<double>& in, std::vector<double>& out) const
+  void apply(const std::vector<double> (&F)[3], const std::vector<double>& in, std::vector<double>& out) const
   {
     out = in;
     const int64_t stride[3] = { 1, n_[0], n_[0] * n_[1] };
@@ -126,8 +126,8 @@ public:
 
   void apply(transport::FactorSet set, transport::Buffer in, transport::Buffer out)
   {
-    const std::array<std::vector<double>, 3> F = { factors_.of[set][0], factors_.of[set][1], factors_.of[set][2] };
-    op_.apply(F, buf(in), buf(out));
+    op_.apply(factors_.of[set], buf(in), buf(out)); // the factors themselves, not copies
+
   }
   void updateV()
   {
@@ -252,6 +252,23 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
   if (!warn.empty())
     r.warnings = warn + (r.warnings.empty() ? "" : "\n" + r.warnings);
   return r;
+}
+
+void normalizeDensity(std::vector<double>& values, const std::string& which)
+{
+  double total = 0;
+  for (size_t k = 0; k < values.size(); ++k)
+  {
+    const double v = values[k];
+    if (!(v >= 0) || !std::isfinite(v))
+      throw std::invalid_argument(which + " density has a negative, NaN or infinite value (" + std::to_string(v) +
+        " at sample " + std::to_string(k) + "); densities must be nonnegative and finite");
+    total += v;
+  }
+  if (!(total > 0))
+    throw std::invalid_argument(which + " density is zero everywhere");
+  for (double& v : values)
+    v /= total;
 }
 
 } // namespace topovox
