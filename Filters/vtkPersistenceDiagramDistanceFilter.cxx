@@ -1,5 +1,5 @@
 // vtkPersistenceDiagramDistanceFilter.cxx - the VTK adapter of
-// topovox::diagramDistance: two tables of pairs in, one distance per
+// topovox::diagramDistances: two tables of pairs in, one distance per
 // dimension and the matching out.
 #include "vtkPersistenceDiagramDistanceFilter.h"
 
@@ -34,16 +34,8 @@ int vtkPersistenceDiagramDistanceFilter::FillInputPortInformation(int, vtkInform
 
 namespace
 {
-// One diagram's points of one dimension.
-struct Points
-{
-  std::vector<topovox::DiagramPoint> finite;
-  std::vector<int> finiteIds;
-  std::vector<double> essentialBirths;
-};
-
-// The table's pairs by dimension (0..3); an empty string or what is missing.
-std::string pointsOf(vtkTable* t, Points (&out)[4])
+// The table's pairs; an empty string or what is missing.
+std::string pairsOf(vtkTable* t, std::vector<topovox::DiagramPair>& out)
 {
   auto* dim = vtkDataArray::SafeDownCast(t->GetColumnByName("Dimension"));
   auto* birth = vtkDataArray::SafeDownCast(t->GetColumnByName("Birth"));
@@ -52,19 +44,8 @@ std::string pointsOf(vtkTable* t, Points (&out)[4])
   if (!dim || !birth || !death)
     return "the tables need numeric columns Dimension, Birth and Death (the Pairs output of Persistence Diagram)";
   for (vtkIdType r = 0; r < t->GetNumberOfRows(); ++r)
-  {
-    const int d = static_cast<int>(dim->GetTuple1(r));
-    if (d < 0 || d > 3)
-      continue;
-    const double b = birth->GetTuple1(r), e = death->GetTuple1(r);
-    if (std::isinf(e))
-      out[d].essentialBirths.push_back(b);
-    else
-    {
-      out[d].finite.push_back({ b, e });
-      out[d].finiteIds.push_back(id ? static_cast<int>(id->GetTuple1(r)) : static_cast<int>(r));
-    }
-  }
+    out.push_back({ static_cast<int>(dim->GetTuple1(r)), birth->GetTuple1(r), death->GetTuple1(r),
+      id ? static_cast<int64_t>(id->GetTuple1(r)) : static_cast<int64_t>(r) });
   return {};
 }
 } // namespace
@@ -83,10 +64,10 @@ int vtkPersistenceDiagramDistanceFilter::RequestData(
   }
   if (first->GetNumberOfRows() == 0 && second->GetNumberOfRows() == 0)
     return 1; // e.g. ranks other than 0: nothing to compare
-  Points x[4], y[4];
-  std::string why = pointsOf(first, x);
+  std::vector<topovox::DiagramPair> x, y;
+  std::string why = pairsOf(first, x);
   if (why.empty())
-    why = pointsOf(second, y);
+    why = pairsOf(second, y);
   if (!why.empty())
   {
     vtkErrorMacro(<< "Diagram distance: " << why << ".");
@@ -97,6 +78,16 @@ int vtkPersistenceDiagramDistanceFilter::RequestData(
   o.internalP = this->InternalP > 0 ? this->InternalP : INFINITY;
   o.relativeReg = this->RelativeRegularization;
   o.numItermax = this->MaximumIterations;
+  std::vector<topovox::DimensionDistance> result;
+  try
+  {
+    result = topovox::diagramDistances(x, y, o);
+  }
+  catch (const std::exception& e)
+  {
+    vtkErrorMacro(<< "Diagram distance: " << e.what() << ".");
+    return 0;
+  }
   vtkNew<vtkIntArray> dimension, iterations, mDim, mFirst, mSecond;
   vtkNew<vtkDoubleArray> distance, finite, essential;
   dimension->SetName("Dimension");
@@ -107,42 +98,21 @@ int vtkPersistenceDiagramDistanceFilter::RequestData(
   mDim->SetName("Dimension");
   mFirst->SetName("FirstPair");
   mSecond->SetName("SecondPair");
-  for (int d = 0; d < 4; ++d)
+  for (const topovox::DimensionDistance& r : result)
   {
-    if (x[d].finite.empty() && y[d].finite.empty() && x[d].essentialBirths.empty() && y[d].essentialBirths.empty())
-      continue;
-    topovox::DiagramDistance r;
-    double essentialCost = 0;
-    try
-    {
-      r = topovox::diagramDistance(x[d].finite, y[d].finite, o);
-      essentialCost = topovox::essentialCost(x[d].essentialBirths, y[d].essentialBirths, o.order);
-    }
-    catch (const std::exception& e)
-    {
-      vtkErrorMacro(<< "Diagram distance: " << e.what() << ".");
-      return 0;
-    }
     if (!r.warnings.empty())
-      vtkWarningMacro(<< "Diagram distance, dimension " << d << ": " << r.warnings << ".");
-    dimension->InsertNextValue(d);
-    finite->InsertNextValue(r.distance);
-    essential->InsertNextValue(essentialCost);
-    distance->InsertNextValue(std::pow(std::pow(r.distance, o.order) + essentialCost, 1.0 / o.order));
+      vtkWarningMacro(<< "Diagram distance, dimension " << r.dimension << ": " << r.warnings << ".");
+    dimension->InsertNextValue(r.dimension);
+    finite->InsertNextValue(r.finiteDistance);
+    essential->InsertNextValue(r.essentialCost);
+    distance->InsertNextValue(r.distance);
     iterations->InsertNextValue(r.iterations);
-    for (size_t i = 0; i < r.matchX.size(); ++i)
+    for (const auto& m : r.matching)
     {
-      mDim->InsertNextValue(d);
-      mFirst->InsertNextValue(x[d].finiteIds[i]);
-      mSecond->InsertNextValue(r.matchX[i] < 0 ? -1 : y[d].finiteIds[static_cast<size_t>(r.matchX[i])]);
+      mDim->InsertNextValue(r.dimension);
+      mFirst->InsertNextValue(static_cast<int>(m.first));
+      mSecond->InsertNextValue(static_cast<int>(m.second));
     }
-    for (size_t j = 0; j < r.matchY.size(); ++j)
-      if (r.matchY[j] < 0) // points of the second diagram matched to the diagonal
-      {
-        mDim->InsertNextValue(d);
-        mFirst->InsertNextValue(-1);
-        mSecond->InsertNextValue(y[d].finiteIds[j]);
-      }
   }
   distances->AddColumn(dimension);
   distances->AddColumn(distance);

@@ -1,9 +1,10 @@
 // fuzz_image_reader.cpp - libFuzzer target for every input reader of the
 // topovox tool. The first byte picks the kind of file the rest becomes
-// (.npy, .npy.gz, .json sidecar, raw with --dims/--dtype, .vti, .nii); the
-// reader must
-// either return an image or throw one of the tool's errors: a crash, a hang,
-// or a sanitizer report (address, undefined behaviour) is a bug.
+// (.npy, .npy.gz, .json sidecar, raw with --dims/--dtype, .vti, .nii, and a
+// persistence diagram as .csv or .npy for transport --diagrams); the reader
+// must either return its result or throw one of the tool's errors: a crash,
+// a hang, or a sanitizer report (address, undefined behaviour) is a bug.
+#include "../src/DiagramInput.h"
 #include "../src/Errors.h"
 #include "../src/ImageInput.h"
 
@@ -19,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
   if (size < 2)
     return 0;
-  static const char* const kinds[] = { ".npy", ".npy.gz", ".json", ".raw", ".vti", ".nii" };
-  const int kind = data[0] % 6;
+  static const char* const kinds[] = { ".npy", ".npy.gz", ".json", ".raw", ".vti", ".nii", ".csv", ".d.npy" };
+  const int kind = data[0] % 8;
   const uint8_t shape = data[1];
   data += 2;
   size -= 2;
@@ -45,8 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   }
   try
   {
-    const Image image = readImage(path, options);
-    (void)image.view();
+    if (kind >= 6)
+      (void)readDiagram(path);
+    else
+    {
+      const Image image = readImage(path, options);
+      (void)image.view();
+    }
   }
   catch (const Error&)
   {

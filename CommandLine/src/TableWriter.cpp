@@ -5,6 +5,7 @@
 #include "InputFile.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -33,6 +34,8 @@ void writeCsv(FILE* out, const Table& table)
   }
   // The shortest text that reads back as the same double (std::to_chars),
   // a row at a time: millions of pairs are written in well under a second.
+  // Whole numbers are written as integers (100000, not 1e+05: counts and
+  // voxel coordinates read as such).
   const size_t n = table.columns.size();
   std::string row;
   char number[32];
@@ -43,7 +46,10 @@ void writeCsv(FILE* out, const Table& table)
     {
       if (c)
         row += ',';
-      const auto end = std::to_chars(number, number + sizeof number, table.values[r * n + c]).ptr;
+      const double v = table.values[r * n + c];
+      const bool whole = std::fabs(v) < 1e15 && v == std::trunc(v) && !(v == 0 && std::signbit(v));
+      const auto end = whole ? std::to_chars(number, number + sizeof number, static_cast<int64_t>(v)).ptr
+                             : std::to_chars(number, number + sizeof number, v).ptr;
       row.append(number, end);
     }
     row += '\n';

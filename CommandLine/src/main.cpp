@@ -37,7 +37,7 @@ const std::vector<Command>& commandTable()
     { "transform", "Euler characteristic transform (chi per direction and threshold)", runTransform },
     { "morphology", "binary and grey morphology as scipy.ndimage computes it", runMorphology },
     { "distance", "distance transforms (edt, cdt, bf) as scipy.ndimage computes them", runDistance },
-    { "transport", "entropic optimal transport between histograms (POT's Sinkhorn)", runTransport },
+    { "transport", "optimal transport: histograms, grids, diagrams", runTransport },
     { "regions", "the region of the image behind each persistence pair, as labels", runRegions },
     { "simplify", "remove the features persisting less than a threshold from the image", runSimplify },
   };

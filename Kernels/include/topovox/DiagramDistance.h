@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace topovox
@@ -55,5 +56,34 @@ DiagramDistance diagramDistance(const std::vector<DiagramPoint>& X, const std::v
 // diagrams, as GUDHI's keep_essential_parts: equal counts matched in
 // sorted order of birth, sum |b - b'|^q; +inf when the counts differ.
 double essentialCost(std::vector<double> birthsX, std::vector<double> birthsY, double order);
+
+// A pair of a whole diagram (all dimensions), as the persistence outputs
+// list them: death +-inf for an essential class; id names the pair in the
+// caller's numbering (a row, a PairIdentifier).
+struct DiagramPair
+{
+  int dimension = 0;
+  double birth = 0, death = 0;
+  int64_t id = 0;
+};
+
+// The distance of one dimension: finite points by diagramDistance, the
+// essential classes by essentialCost, combined as
+// distance = (finiteDistance^q + essentialCost)^(1/q).
+struct DimensionDistance
+{
+  int dimension = 0;
+  double distance = 0, finiteDistance = 0, essentialCost = 0;
+  int iterations = 0;
+  std::string warnings;
+  // (id in X, id in Y), -1 for the diagonal: every finite point of X, then
+  // the finite points of Y matched to the diagonal.
+  std::vector<std::pair<int64_t, int64_t>> matching;
+};
+
+// One entry per dimension 0..3 that either diagram has pairs of, in
+// increasing dimension; pairs of other dimensions are ignored.
+std::vector<DimensionDistance> diagramDistances(
+  const std::vector<DiagramPair>& X, const std::vector<DiagramPair>& Y, const DiagramDistanceOptions& options);
 
 } // namespace topovox

@@ -116,4 +116,55 @@ double essentialCost(std::vector<double> birthsX, std::vector<double> birthsY, d
   return sum;
 }
 
+std::vector<DimensionDistance> diagramDistances(
+  const std::vector<DiagramPair>& X, const std::vector<DiagramPair>& Y, const DiagramDistanceOptions& options)
+{
+  // Per dimension: the finite points with their ids, the essential births.
+  struct Split
+  {
+    std::vector<DiagramPoint> finite;
+    std::vector<int64_t> ids;
+    std::vector<double> essential;
+  };
+  auto split = [](const std::vector<DiagramPair>& pairs, Split (&out)[4]) {
+    for (const DiagramPair& p : pairs)
+    {
+      if (p.dimension < 0 || p.dimension > 3)
+        continue;
+      Split& s = out[p.dimension];
+      if (std::isinf(p.death))
+        s.essential.push_back(p.birth);
+      else
+      {
+        s.finite.push_back({ p.birth, p.death });
+        s.ids.push_back(p.id);
+      }
+    }
+  };
+  Split x[4], y[4];
+  split(X, x);
+  split(Y, y);
+  std::vector<DimensionDistance> out;
+  for (int d = 0; d < 4; ++d)
+  {
+    if (x[d].finite.empty() && y[d].finite.empty() && x[d].essential.empty() && y[d].essential.empty())
+      continue;
+    const DiagramDistance r = diagramDistance(x[d].finite, y[d].finite, options);
+    DimensionDistance dd;
+    dd.dimension = d;
+    dd.finiteDistance = r.distance;
+    dd.essentialCost = essentialCost(x[d].essential, y[d].essential, options.order);
+    dd.distance = std::pow(std::pow(r.distance, options.order) + dd.essentialCost, 1.0 / options.order);
+    dd.iterations = r.iterations;
+    dd.warnings = r.warnings;
+    for (size_t i = 0; i < r.matchX.size(); ++i)
+      dd.matching.emplace_back(x[d].ids[i], r.matchX[i] < 0 ? -1 : y[d].ids[static_cast<size_t>(r.matchX[i])]);
+    for (size_t j = 0; j < r.matchY.size(); ++j)
+      if (r.matchY[j] < 0)
+        dd.matching.emplace_back(-1, y[d].ids[j]);
+    out.push_back(std::move(dd));
+  }
+  return out;
+}
+
 } // namespace topovox
