@@ -3,6 +3,7 @@
 // scaling domain (sums) or the log domain (log-sum-exps).
 #include "topovox/GridSinkhorn.h"
 
+#include "GridResultVoxel.h"
 #include "GridSinkhornSolver.h"
 #include "SinkhornChecks.h"
 
@@ -105,8 +106,11 @@ public:
     , b_(b)
     , factors_(factors)
     , log_(logDomain)
+    , threads_(threads)
     , op_(dims, threads, logDomain)
   {
+    for (int k = 0; k < 3; ++k)
+      dims_[k] = dims[k];
     const size_t n = a.size();
     for (auto& buffer : buffers_)
       buffer.assign(n, 0.0);
@@ -135,7 +139,7 @@ public:
     for (size_t k = 0; k < v.size(); ++k)
       v[k] = log_ ? logB_[k] - ktu[k] : b_[k] / ktu[k];
   }
-  bool updateU()
+  bool updateU(int)
   {
     std::vector<double>&u = buf(transport::Buffer::U), &kv = buf(transport::Buffer::KV);
     const std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
@@ -148,6 +152,7 @@ public:
     }
     return bad;
   }
+  int failedIteration() const { return -1; } // updateU says at once
   void save()
   {
     uPrev_ = buf(transport::Buffer::U);
@@ -169,7 +174,43 @@ public:
     }
     return std::sqrt(s);
   }
-  std::vector<double> download(transport::Buffer which) { return buf(which); }
+  void potentials(double reg, std::vector<double>& source, std::vector<double>& target)
+  {
+    const std::vector<double>&u = buf(transport::Buffer::U), &v = buf(transport::Buffer::V);
+    source.resize(u.size());
+    target.resize(u.size());
+    parallelFor(static_cast<int64_t>(u.size()), threads_, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        source[static_cast<size_t>(k)] = transport::potentialOf(u[static_cast<size_t>(k)], reg, log_);
+        target[static_cast<size_t>(k)] = transport::potentialOf(v[static_cast<size_t>(k)], reg, log_);
+      }
+    });
+  }
+  double costAlong(transport::Buffer term)
+  {
+    const std::vector<double>&u = buf(transport::Buffer::U), &t = buf(term);
+    double s = 0; // in voxel order, whatever the threads
+    for (size_t k = 0; k < u.size(); ++k)
+      s += transport::costTermOf(u[k], t[k], log_);
+    return s;
+  }
+  void displaceAlong(int axis, transport::Buffer moved, transport::Buffer rowSum, const double spacing[3])
+  {
+    const std::vector<double>&m = buf(moved), &rs = buf(rowSum);
+    displacement_.resize(3 * m.size());
+    const int64_t stride = axis == 0 ? 1 : axis == 1 ? dims_[0] : dims_[0] * dims_[1];
+    parallelFor(static_cast<int64_t>(m.size()), threads_, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const double here = spacing[axis] * static_cast<double>((k / stride) % dims_[axis]);
+        const size_t i = static_cast<size_t>(k);
+        displacement_[3 * i + static_cast<size_t>(axis)] =
+          transport::displacementOf(a_[i], m[i], rs[i], here, log_);
+      }
+    });
+  }
+  std::vector<double> displacement() { return std::move(displacement_); }
 
 private:
   std::vector<double>& buf(transport::Buffer b) { return buffers_[static_cast<int>(b)]; }
@@ -177,8 +218,10 @@ private:
   const std::vector<double>&a_, &b_;
   const transport::GridFactors& factors_;
   bool log_;
+  int threads_;
+  int64_t dims_[3];
   SeparableOperator op_;
-  std::vector<double> buffers_[5], logA_, logB_, uPrev_, vPrev_;
+  std::vector<double> buffers_[5], logA_, logB_, uPrev_, vPrev_, displacement_;
 };
 } // namespace
 
@@ -248,7 +291,7 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
   resolveDevice(o.device, &warn);
 #endif
   HostBackend be(a, b, dims, factors, logDomain, threads);
-  GridSinkhornResult r = transport::solveGrid(be, a, b, dims, spacing, o);
+  GridSinkhornResult r = transport::solveGrid(be, a, b, spacing, o);
   if (!warn.empty())
     r.warnings = warn + (r.warnings.empty() ? "" : "\n" + r.warnings);
   return r;

@@ -1,14 +1,33 @@
 // GridSinkhornCUDA.cu - the GPU backend of the convolutional Sinkhorn
 // (GridSinkhornSolver.h): every vector on the device, the kernel applied
-// axis by axis with one thread per voxel (each sums its line in the CPU's
-// order, roundings spelled out, so the scaling method's products equal the
-// CPU's bit for bit), elementwise steps in place; only the marginal error
-// (a sum of block sums) crosses to the host during the iterations.
+// axis by axis, elementwise steps in place. Nothing crosses to the host
+// during the iterations but the marginal error every tenth one (a sum of
+// block sums) and, with it, whether an update went bad.
+//
+// Applying an axis's n x n factor F is, for the scaling method, a batch of
+// matrix products, out[b][i][c] = sum_j F[i][j] in[b][j][c] over the lines
+// c along the axis: cuBLAS's (strided batched) DGEMM, on the FP64 tensor
+// cores where the GPU has them. It sums in its own order, so the scaling
+// method equals the CPU's within rounding (the tests: 1e-12 relative), as
+// the log domain does (exp and log differ in the last bit). The log domain
+// keeps one thread per output: two passes of exp per term, bound by the
+// exponentials rather than by memory.
+//
+// A numerical error (POT: a zero in K^T u, or a non-finite scaling) is
+// flagged on the device with its iteration; from then on the updates and
+// saves are no-ops, so the state saved before that iteration is intact when
+// the host, at the next check, restores it. The result is POT's (stop at
+// the failing iteration, keep the scalings before it) without a host round
+// trip per iteration.
+#include "GridResultVoxel.h"
 #include "GridSinkhornSolver.h"
 
 #include "../common/CudaUtil.cuh"
 
+#include <cublas_v2.h>
+
 #include <array>
+#include <climits>
 #include <memory>
 
 namespace topovox
@@ -65,15 +84,22 @@ __global__ void applyAxis(const double* __restrict__ in, double* __restrict__ ou
   }
 }
 
-__global__ void updateVKernel(double* v, const double* ktu, const double* b, const double* logB, int64_t n, bool logDomain)
+// failedAt: -1, or the first iteration whose update went bad; once set,
+// the updates and saves below do nothing.
+__global__ void updateVKernel(
+  double* v, const double* ktu, const double* b, const double* logB, int64_t n, bool logDomain, const int* failedAt)
 {
+  if (*failedAt >= 0)
+    return;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
     v[k] = logDomain ? __dsub_rn(logB[k], ktu[k]) : __ddiv_rn(b[k], ktu[k]);
 }
 
 __global__ void updateUKernel(double* u, const double* kv, const double* v, const double* ktu, const double* a,
-  const double* logA, int64_t n, bool logDomain, int* bad)
+  const double* logA, int64_t n, bool logDomain, int iteration, int* failedAt)
 {
+  if (*failedAt >= 0)
+    return;
   bool any = false;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
   {
@@ -86,8 +112,90 @@ __global__ void updateUKernel(double* u, const double* kv, const double* v, cons
     }
   }
   if (any)
-    *bad = 1;
+    *failedAt = iteration; // every writer writes the same value
 }
+
+// u, v saved before an iteration (skipped once an update went bad).
+__global__ void saveKernel(double* prevU, double* prevV, const double* u, const double* v, int64_t n, const int* failedAt)
+{
+  if (*failedAt >= 0)
+    return;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  {
+    prevU[k] = u[k];
+    prevV[k] = v[k];
+  }
+}
+
+// The start: u = v = 1/n (log domain: 0), and log a, log b.
+__global__ void startKernel(double* u, double* v, double* logA, double* logB, const double* a, const double* b,
+  int64_t n, bool logDomain)
+{
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  {
+    u[k] = v[k] = logDomain ? 0.0 : 1.0 / static_cast<double>(n);
+    if (logDomain)
+    {
+      logA[k] = log(a[k]);
+      logB[k] = log(b[k]);
+    }
+  }
+}
+
+__global__ void potentialsKernel(double* source, double* target, const double* u, const double* v, int64_t n,
+  double reg, bool logDomain)
+{
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  {
+    source[k] = potentialOf(u[k], reg, logDomain);
+    target[k] = potentialOf(v[k], reg, logDomain);
+  }
+}
+
+// Block sums of costTermOf(u, term).
+__global__ void costKernel(const double* u, const double* term, int64_t n, bool logDomain, double* sums)
+{
+  __shared__ double part[kThreads];
+  double s = 0;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+    s += costTermOf(u[k], term[k], logDomain);
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w /= 2)
+  {
+    if (threadIdx.x < w)
+      part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    sums[blockIdx.x] = part[0];
+}
+
+__global__ void displaceKernel(double* displacement, const double* mass, const double* moved, const double* rowSum,
+  int64_t n, int axis, int64_t stride, int64_t length, double spacing, bool logDomain)
+{
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  {
+    const double here = spacing * static_cast<double>((k / stride) % length);
+    displacement[3 * k + axis] = displacementOf(mass[k], moved[k], rowSum[k], here, logDomain);
+  }
+}
+
+void checkBlas(cublasStatus_t status, const char* what)
+{
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
+}
+
+// The cuBLAS handle of one solve.
+struct BlasHandle
+{
+  cublasHandle_t h = nullptr;
+  BlasHandle() { checkBlas(cublasCreate(&h), "cublasCreate"); }
+  ~BlasHandle() { cublasDestroy(h); }
+  BlasHandle(const BlasHandle&) = delete;
+  BlasHandle& operator=(const BlasHandle&) = delete;
+};
 
 // Block sums of (ktu v - b)^2, or (exp(ktu + v) - b)^2.
 __global__ void errorKernel(const double* ktu, const double* v, const double* b, int64_t n, bool logDomain, double* sums)
@@ -127,28 +235,18 @@ public:
     , work_(a.size())
     , work2_(a.size())
     , sums_(kErrorBlocks)
-    , bad_(1)
+    , failedAt_(1)
   {
+    check(cudaMemset(failedAt_.ptr, 0xff, sizeof(int)), "cudaMemset"); // -1
     for (int k = 0; k < 3; ++k)
       dims_[k] = dims[k];
     for (auto& buffer : buffers_)
       buffer = std::make_unique<DeviceArray<double>>(a.size());
     upload(a_.ptr, a);
     upload(b_.ptr, b);
-    if (logDomain)
-    {
-      std::vector<double> la(a.size()), lb(a.size());
-      for (size_t k = 0; k < a.size(); ++k)
-      {
-        la[k] = std::log(a[k]);
-        lb[k] = std::log(b[k]);
-      }
-      upload(logA_.ptr, la);
-      upload(logB_.ptr, lb);
-    }
-    const std::vector<double> start(a.size(), logDomain ? 0.0 : 1.0 / static_cast<double>(a.size()));
-    upload(buf(Buffer::U), start);
-    upload(buf(Buffer::V), start);
+    startKernel<<<blocksFor(n_), kThreads>>>(
+      buf(Buffer::U), buf(Buffer::V), logA_.ptr, logB_.ptr, a_.ptr, b_.ptr, n_, logDomain);
+    check(cudaGetLastError(), "grid Sinkhorn start");
     for (int set = 0; set < 7; ++set)
       for (int axis = 0; axis < 3; ++axis)
       {
@@ -165,33 +263,38 @@ public:
     const double* from = buf(in);
     for (int axis = 0; axis < 3; ++axis)
     {
-      applyAxis<<<blocksFor(n_), kThreads>>>(
-        from, stages[axis], factors_[set][axis]->ptr, dims_[0], dims_[1], dims_[2], axis, log_);
+      if (!multiply(from, stages[axis], factors_[set][axis]->ptr, axis))
+        applyAxis<<<blocksFor(n_), kThreads>>>(
+          from, stages[axis], factors_[set][axis]->ptr, dims_[0], dims_[1], dims_[2], axis, log_);
       check(cudaGetLastError(), "grid Sinkhorn kernel");
       from = stages[axis];
     }
   }
   void updateV()
   {
-    updateVKernel<<<blocksFor(n_), kThreads>>>(buf(Buffer::V), buf(Buffer::KTU), b_.ptr, logB_.ptr, n_, log_);
+    updateVKernel<<<blocksFor(n_), kThreads>>>(
+      buf(Buffer::V), buf(Buffer::KTU), b_.ptr, logB_.ptr, n_, log_, failedAt_.ptr);
     check(cudaGetLastError(), "grid Sinkhorn update");
   }
-  bool updateU()
+  // A bad update is found at the next failedIteration(), not here.
+  bool updateU(int iteration)
   {
-    check(cudaMemset(bad_.ptr, 0, sizeof(int)), "cudaMemset");
     updateUKernel<<<blocksFor(n_), kThreads>>>(buf(Buffer::U), buf(Buffer::KV), buf(Buffer::V), buf(Buffer::KTU),
-      a_.ptr, logA_.ptr, n_, log_, bad_.ptr);
+      a_.ptr, logA_.ptr, n_, log_, iteration, failedAt_.ptr);
     check(cudaGetLastError(), "grid Sinkhorn update");
-    if (log_)
-      return false;
-    int bad = 0;
-    check(cudaMemcpy(&bad, bad_.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    return bad != 0;
+    return false;
+  }
+  int failedIteration()
+  {
+    int at = -1;
+    check(cudaMemcpy(&at, failedAt_.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return at;
   }
   void save()
   {
-    copy(prevU_.ptr, buf(Buffer::U));
-    copy(prevV_.ptr, buf(Buffer::V));
+    saveKernel<<<blocksFor(n_), kThreads>>>(
+      prevU_.ptr, prevV_.ptr, buf(Buffer::U), buf(Buffer::V), n_, failedAt_.ptr);
+    check(cudaGetLastError(), "grid Sinkhorn save");
   }
   void restore()
   {
@@ -202,22 +305,79 @@ public:
   {
     errorKernel<<<kErrorBlocks, kThreads>>>(buf(Buffer::KTU), buf(Buffer::V), b_.ptr, n_, log_, sums_.ptr);
     check(cudaGetLastError(), "grid Sinkhorn error");
+    return std::sqrt(sumOfBlockSums());
+  }
+  void potentials(double reg, std::vector<double>& source, std::vector<double>& target)
+  {
+    potentialsKernel<<<blocksFor(n_), kThreads>>>(work_.ptr, work2_.ptr, buf(Buffer::U), buf(Buffer::V), n_, reg, log_);
+    check(cudaGetLastError(), "grid Sinkhorn potentials");
+    source = download(work_.ptr, n_);
+    target = download(work2_.ptr, n_);
+  }
+  double costAlong(Buffer term)
+  {
+    costKernel<<<kErrorBlocks, kThreads>>>(buf(Buffer::U), buf(term), n_, log_, sums_.ptr);
+    check(cudaGetLastError(), "grid Sinkhorn cost");
+    return sumOfBlockSums();
+  }
+  void displaceAlong(int axis, Buffer moved, Buffer rowSum, const double spacing[3])
+  {
+    if (!displacement_)
+      displacement_ = std::make_unique<DeviceArray<double>>(3 * static_cast<size_t>(n_));
+    const int64_t stride = axis == 0 ? 1 : axis == 1 ? dims_[0] : dims_[0] * dims_[1];
+    displaceKernel<<<blocksFor(n_), kThreads>>>(displacement_->ptr, a_.ptr, buf(moved), buf(rowSum), n_, axis, stride,
+      dims_[axis], spacing[axis], log_);
+    check(cudaGetLastError(), "grid Sinkhorn displacement");
+  }
+  std::vector<double> displacement() { return download(displacement_->ptr, 3 * n_); }
+
+private:
+  double* buf(Buffer b) { return buffers_[static_cast<int>(b)]->ptr; }
+  // The scaling method's product along one axis by cuBLAS (column-major:
+  // a row-major n x n F is F^T to it; a volume's lines along x are the
+  // columns of an nx x (ny nz) matrix, its y-z planes (nx x ny) or
+  // (nx ny) x nz matrices whose columns run along y or z). false for the
+  // log domain, or sizes beyond cuBLAS's 32-bit ones (the kernel above runs).
+  bool multiply(const double* in, double* out, const double* F, int axis)
+  {
+    if (log_)
+      return false;
+    const int64_t nx = dims_[0], ny = dims_[1], nz = dims_[2], N = dims_[axis];
+    if (nx * ny > INT_MAX || ny * nz > INT_MAX || N > INT_MAX)
+      return false;
+    const double one = 1.0, zero = 0.0;
+    const int n = static_cast<int>(N);
+    if (axis == 0)
+    {
+      // out (nx x ny nz) = F (nx x nx) in
+      checkBlas(cublasDgemm(blas_.h, CUBLAS_OP_T, CUBLAS_OP_N, n, static_cast<int>(ny * nz), n, &one, F, n, in, n,
+                  &zero, out, n),
+        "cublasDgemm");
+      return true;
+    }
+    // per plane: out (m x N) = in (m x N) F^T, m the voxels of a line's stride
+    const int64_t m = axis == 1 ? nx : nx * ny, planes = axis == 1 ? nz : 1;
+    checkBlas(cublasDgemmStridedBatched(blas_.h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), n, n, &one, in,
+                static_cast<int>(m), m * N, F, n, 0, &zero, out, static_cast<int>(m), m * N, static_cast<int>(planes)),
+      "cublasDgemmStridedBatched");
+    return true;
+  }
+  static std::vector<double> download(const double* from, int64_t count)
+  {
+    std::vector<double> out(static_cast<size_t>(count));
+    check(cudaMemcpy(out.data(), from, out.size() * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return out;
+  }
+  // The kErrorBlocks block sums, added on the host in a fixed order.
+  double sumOfBlockSums()
+  {
     std::vector<double> sums(kErrorBlocks);
     check(cudaMemcpy(sums.data(), sums_.ptr, sums.size() * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
     double s = 0;
     for (double x : sums)
       s += x;
-    return std::sqrt(s);
+    return s;
   }
-  std::vector<double> download(Buffer which)
-  {
-    std::vector<double> out(static_cast<size_t>(n_));
-    check(cudaMemcpy(out.data(), buf(which), out.size() * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    return out;
-  }
-
-private:
-  double* buf(Buffer b) { return buffers_[static_cast<int>(b)]->ptr; }
   static void upload(double* to, const std::vector<double>& from)
   {
     if (!from.empty())
@@ -232,7 +392,9 @@ private:
   int64_t dims_[3];
   bool log_;
   DeviceArray<double> a_, b_, logA_, logB_, prevU_, prevV_, work_, work2_, sums_;
-  DeviceArray<int> bad_;
+  DeviceArray<int> failedAt_;
+  BlasHandle blas_;
+  std::unique_ptr<DeviceArray<double>> displacement_; // x, y, z per voxel, made at the end
   std::unique_ptr<DeviceArray<double>> buffers_[5];
   std::unique_ptr<DeviceArray<double>> factors_[7][3];
 };
@@ -242,7 +404,7 @@ GridSinkhornResult sinkhornGridGPU(const std::vector<double>& a, const std::vect
   const double spacing[3], const SinkhornOptions& options, const GridFactors& factors)
 {
   DeviceBackend be(a, b, dims, factors, options.method == SinkhornMethod::SinkhornLog);
-  return solveGrid(be, a, b, dims, spacing, options);
+  return solveGrid(be, a, b, spacing, options);
 }
 }
 }

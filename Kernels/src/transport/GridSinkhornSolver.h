@@ -7,11 +7,20 @@
 // Backend interface:
 //   void apply(FactorSet set, Buffer in, Buffer out)  out = (F_x F_y F_z) in
 //   void updateV()              v = b / ktu, or log b - ktu (log domain)
-//   bool updateU()              u = 1 / ((1 / a) kv), or log a - kv; returns
-//                               whether a number went bad (scaling only)
+//   bool updateU(int iteration) u = 1 / ((1 / a) kv), or log a - kv; returns
+//                               whether a number went bad (scaling only), or
+//                               false and leaves it to failedIteration()
+//   int failedIteration()       the first iteration whose update went bad, or
+//                               -1 (a backend that defers the check freezes u,
+//                               v and the saved copies from then on)
 //   void save(); void restore() u, v before the step, for numerical errors
 //   double marginalError()      || v (K^T u) - b ||_2 from ktu = K u
-//   std::vector<double> download(Buffer)
+// and for the results (GridResultVoxel.h's per-voxel formulas):
+//   void potentials(double reg, std::vector<double>& source, std::vector<double>& target)
+//   double costAlong(Buffer term)       sum over voxels of costTermOf(u, term)
+//   void displaceAlong(int axis, Buffer moved, Buffer rowSum, const double spacing[3])
+//                               one axis of every voxel's displacement
+//   std::vector<double> displacement()  x, y, z per voxel
 #pragma once
 
 #include "topovox/GridSinkhorn.h"
@@ -53,7 +62,7 @@ GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double r
 
 template <typename Backend>
 GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const std::vector<double>& b,
-  const int64_t dims[3], const double spacing[3], const SinkhornOptions& o)
+  const double spacing[3], const SinkhornOptions& o)
 {
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;
   GridSinkhornResult r;
@@ -65,16 +74,20 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
     be.apply(Kernel, Buffer::U, Buffer::KTU); // K is symmetric: K^T u
     be.updateV();
     be.apply(Kernel, Buffer::V, Buffer::KV);
-    const bool bad = be.updateU();
+    int failed = be.updateU(ii) ? ii : -1;
     r.iterations = ii + 1;
-    if (bad)
+    const bool check = ii % 10 == 0;
+    if (failed < 0 && !logDomain && (check || ii + 1 == o.numItermax))
+      failed = be.failedIteration();
+    if (failed >= 0)
     {
-      r.warnings = "numerical errors at iteration " + std::to_string(ii);
+      r.iterations = failed + 1;
+      r.warnings = "numerical errors at iteration " + std::to_string(failed);
       be.restore();
       converged = true;
       break;
     }
-    if (ii % 10 == 0)
+    if (check)
     {
       be.apply(Kernel, Buffer::U, Buffer::KTU);
       r.error = be.marginalError();
@@ -89,16 +102,10 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
     r.warnings = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
       std::to_string(r.error) + ")";
 
-  // Potentials, cost and barycentres from u, v and the kernel's products.
-  const std::vector<double> u = be.download(Buffer::U), v = be.download(Buffer::V);
-  const size_t n = u.size();
-  r.sourcePotential.resize(n);
-  r.targetPotential.resize(n);
-  for (size_t k = 0; k < n; ++k)
-  {
-    r.sourcePotential[k] = o.reg * (logDomain ? u[k] : std::log(u[k]));
-    r.targetPotential[k] = o.reg * (logDomain ? v[k] : std::log(v[k]));
-  }
+  // Potentials, cost and barycentres from u, v and the kernel's products,
+  // where the backend holds them: only the results come back.
+  be.potentials(o.reg, r.sourcePotential, r.targetPotential);
+  const size_t n = r.sourcePotential.size();
   // The gradients: the potentials centred over the voxels of positive mass.
   auto centred = [n](const std::vector<double>& potential, const std::vector<double>& mass) {
     double sum = 0;
@@ -118,27 +125,15 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
   };
   r.sourceGradient = centred(r.sourcePotential, a);
   r.targetGradient = centred(r.targetPotential, b);
-  be.apply(Kernel, Buffer::V, Buffer::KV);
-  const std::vector<double> rowSum = be.download(Buffer::KV);
-  r.displacement.assign(3 * n, 0.0);
+  be.apply(Kernel, Buffer::V, Buffer::KV); // each voxel's row sum of the plan (over u)
   for (int axis = 0; axis < 3; ++axis)
   {
     be.apply(static_cast<FactorSet>(CostX + axis), Buffer::V, Buffer::Scratch);
-    const std::vector<double> term = be.download(Buffer::Scratch);
-    for (size_t k = 0; k < n; ++k)
-      r.cost += logDomain ? std::exp(u[k] + term[k]) : u[k] * term[k];
+    r.cost += be.costAlong(Buffer::Scratch);
     be.apply(static_cast<FactorSet>(PositionX + axis), Buffer::V, Buffer::Scratch);
-    const std::vector<double> moved = be.download(Buffer::Scratch);
-    const int64_t stride = axis == 0 ? 1 : axis == 1 ? dims[0] : dims[0] * dims[1];
-    for (size_t k = 0; k < n; ++k)
-    {
-      if (!(a[k] > 0))
-        continue;
-      const double mean = logDomain ? std::exp(moved[k] - rowSum[k]) : moved[k] / rowSum[k];
-      const double here = spacing[axis] * static_cast<double>((static_cast<int64_t>(k) / stride) % dims[axis]);
-      r.displacement[3 * k + static_cast<size_t>(axis)] = std::isfinite(mean) ? mean - here : 0.0;
-    }
+    be.displaceAlong(axis, Buffer::Scratch, Buffer::KV, spacing);
   }
+  r.displacement = be.displacement();
   return r;
 }
 
