@@ -43,8 +43,9 @@ struct SinkhornOptions
   double stopThr = 1e-9;
   bool computePlans = false;
   int threads = 0;
-  // GPU (asked for by name; Auto runs on the CPU in this version): one
-  // thread block per pair, every iteration on the device.
+  // Auto: the GPU when one is present and d <= 1200 (the scalings of a pair
+  // live in a thread block's shared memory), else the CPU. GPU: one thread
+  // block per pair, every iteration on the device.
   Device device = Device::Auto;
 };
 

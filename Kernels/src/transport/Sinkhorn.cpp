@@ -190,11 +190,11 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
     if (!std::isfinite(x))
       throw std::invalid_argument("the cost matrix must be finite");
 #ifdef TOPOVOX_WITH_CUDA
-  // The GPU only when asked for by name: compute-sanitizer's racecheck still
-  // reports potential intra-warp hazards in the kernel (its results equal
-  // the CPU's in every test), so Auto stays on the CPU until that is settled.
+  // Auto takes the GPU when there is one and the histograms fit its shared
+  // memory; asked for by name, too long histograms fall back with a warning.
   std::string warn;
-  if (o.device == Device::GPU && resolveDevice(o.device, &warn) == Device::GPU)
+  const bool wanted = o.device == Device::GPU || transport::sinkhornFitsGPU(d);
+  if (wanted && resolveDevice(o.device, &warn) == Device::GPU)
   {
     try
     {

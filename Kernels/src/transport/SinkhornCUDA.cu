@@ -21,6 +21,16 @@ using cuda::check;
 using cuda::DeviceArray;
 constexpr int kThreads = 256;
 
+// Each shared array's length, padded: the compiler reads the scalings two at
+// a time (128-bit loads from 16-byte aligned i), so the last odd element's
+// load also reads the next one, unused. Unpadded, that next one was the
+// following array's first element, written by another thread: a harmless
+// over-read that compute-sanitizer's racecheck rightly reports as a hazard.
+__host__ __device__ inline int paddedLength(int d)
+{
+  return (d + 3) / 4 * 4 + 4;
+}
+
 __device__ double blockSum(double v, double* scratch)
 {
   for (int o = 16; o > 0; o >>= 1)
@@ -41,26 +51,14 @@ __device__ double blockSum(double v, double* scratch)
   return scratch[0];
 }
 
-__device__ double logSumExpColumn(const double* x, int n, int stride)
-{
-  double m = -INFINITY;
-  for (int k = 0; k < n; ++k)
-    m = fmax(m, x[k * stride]);
-  if (m == -INFINITY)
-    return m;
-  double s = 0;
-  for (int k = 0; k < n; ++k)
-    s += exp(x[k * stride] - m);
-  return m + log(s);
-}
-
 // status per pair: 0 converged, 1 not converged, 2 numerical error.
 __global__ void sinkhornKernel(const double* __restrict__ A, const double* __restrict__ B,
   const double* __restrict__ M, const double* __restrict__ K, int d, double reg, bool logDomain, int numItermax,
   double stopThr, double* plans, double* costs, int* iterations, double* errors, int* status)
 {
-  extern __shared__ double sh[]; // u, v, uprev, vprev, work (d each), scratch (32)
-  double *u = sh, *v = u + d, *up = v + d, *vp = up + d, *work = vp + d, *scratch = work + d;
+  extern __shared__ double sh[]; // u, v, uprev, vprev, work (paddedLength(d) each), scratch (32)
+  const int dp = paddedLength(d);
+  double *u = sh, *v = u + dp, *up = v + dp, *vp = up + dp, *work = vp + dp, *scratch = work + dp;
   const int pair = blockIdx.x;
   const double* a = A + size_t(pair) * d;
   const double* b = B + size_t(pair) * d;
@@ -183,6 +181,16 @@ __global__ void sinkhornKernel(const double* __restrict__ A, const double* __res
 }
 } // namespace
 
+size_t sharedBytes(int d)
+{
+  return (5 * size_t(paddedLength(d)) + 32) * sizeof(double);
+}
+
+bool sinkhornFitsGPU(int64_t d)
+{
+  return d >= 1 && d <= kMaxGpuLength && sharedBytes(static_cast<int>(d)) <= 48 * 1024;
+}
+
 SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& M,
   int64_t pairs, int64_t d, const SinkhornOptions& o)
 {
@@ -192,9 +200,10 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
     cudaGetLastError();
     throw std::runtime_error("no CUDA device");
   }
-  const size_t shared = (5 * size_t(d) + 32) * sizeof(double);
-  if (shared > 48 * 1024)
-    throw std::runtime_error("histograms too long for the GPU path (d > 1200)");
+  if (!sinkhornFitsGPU(d))
+    throw std::runtime_error("histograms too long for the GPU path (d = " + std::to_string(d) + ", at most " +
+      std::to_string(kMaxGpuLength) + ")");
+  const size_t shared = sharedBytes(static_cast<int>(d));
   std::vector<double> K(M.size());
   for (size_t k = 0; k < M.size(); ++k)
     K[k] = std::exp(M[k] / (-o.reg));
