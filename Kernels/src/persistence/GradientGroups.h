@@ -170,17 +170,26 @@ TV_HD void gradientOfVoxel(const T* data, const int64_t strides[3], const int64_
   if (euler::isNan(v))
     return; // a NaN voxel owns only absent cells
   constexpr uint32_t kAll = ((1u << 27) - 1) & ~(1u << euler::kCenterBit);
+  // Constants, not calls: sideBits with a run-time axis is a 27-step loop.
+  constexpr uint32_t kLow[3] = { euler::sideBits(0, -1), euler::sideBits(1, -1), euler::sideBits(2, -1) };
+  constexpr uint32_t kHigh[3] = { euler::sideBits(0, 1), euler::sideBits(1, 1), euler::sideBits(2, 1) };
   uint32_t valid = kAll;
   for (int a = 0; a < 3; ++a)
   {
     if (p[a] == 0)
-      valid &= ~euler::sideBits(a, -1);
+      valid &= ~kLow[a];
     if (p[a] + 1 >= dims[a])
-      valid &= ~euler::sideBits(a, 1);
+      valid &= ~kHigh[a];
   }
+  // The 8 neighbours in p's z plane: an image of one z slice (a 2D image)
+  // has no others, and its interior voxels take the branch-free path too.
+  constexpr uint32_t kPlane = euler::sideBits(2, 0) & ~(1u << euler::kCenterBit);
   uint32_t preceding = 0;
   if (valid == kAll)
     preceding = euler::interiorPrecedingMask<Super>(at, offset, v, std::make_integer_sequence<int, 27>{});
+  else if (valid == kPlane)
+    preceding = euler::interiorPrecedingMask<Super>(
+      at, offset, v, std::integer_sequence<int, 9, 10, 11, 12, 14, 15, 16, 17>{});
   else
     for (int b = 0; b < 27; ++b)
       if (((valid >> b) & 1u) && euler::precedes<Super>(at[offset[b]], v, b))

@@ -86,6 +86,11 @@ struct Gradient
   {
     int64_t c[3];
     cells.coordinates(cell, c);
+    ownerCoordinates(cell, c, v);
+  }
+  // The same from the cell's coordinates c as well (no divisions).
+  void ownerCoordinates(int64_t cell, const int64_t c[3], int64_t v[3]) const
+  {
     for (int a = 0; a < 3; ++a)
     {
       int64_t first;

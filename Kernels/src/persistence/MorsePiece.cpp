@@ -204,14 +204,6 @@ struct MorsePiece::Impl
         return false;
     return true;
   }
-  int64_t wholeVoxel(int64_t cell) const
-  {
-    int64_t v[3];
-    G.ownerCoordinates(cell, v);
-    for (int a = 0; a < 3; ++a)
-      v[a] += Region.origin[a];
-    return v[0] + Region.wholeDims[0] * (v[1] + Region.wholeDims[1] * v[2]);
-  }
 
   // Runs body(c, out) for every cell c of the box lo..hi (local cell
   // coordinates, inclusive) on all threads, rows of x shared out in order;
@@ -256,10 +248,13 @@ struct MorsePiece::Impl
       const int64_t cell = Cells.index(c);
       if (G.state[static_cast<size_t>(cell)] != morse::kCritical)
         return;
+      int64_t v[3]; // the owner, from c: no divisions
+      G.ownerCoordinates(cell, c, v);
       MorseCriticalCell m;
       m.cell = wholeIndex(c);
-      m.voxel = wholeVoxel(cell);
-      m.value = Value[static_cast<size_t>(G.owner(cell))];
+      m.voxel = (v[0] + Region.origin[0]) +
+        Region.wholeDims[0] * ((v[1] + Region.origin[1]) + Region.wholeDims[1] * (v[2] + Region.origin[2]));
+      m.value = Value[static_cast<size_t>(v[0] + Cells.voxels[0] * (v[1] + Cells.voxels[1] * v[2]))];
       m.dimension = Cells.dimension(c);
       out.push_back(m);
     });
@@ -365,13 +360,14 @@ struct MorsePiece::Impl
       return n[0] + tdim[0] * (n[1] + tdim[1] * n[2]);
     };
     Memo maximumOf(static_cast<size_t>(tdim[0] * tdim[1] * tdim[2]), -2, Threads); // -1: the outside
-    auto reach = [&](int64_t cell, int axis, int side, std::vector<int64_t>& path) {
+    // From the cell at `start`, across `axis` towards `side`; the walk keeps
+    // the coordinates (no divisions per step).
+    auto reach = [&](const int64_t start[3], int axis, int side, std::vector<int64_t>& path) {
       path.clear();
       int64_t end = -1; // the outside
+      int64_t c[3] = { start[0], start[1], start[2] };
       for (;;)
       {
-        int64_t c[3];
-        Cells.coordinates(cell, c);
         c[axis] += side;
         if (c[axis] + Shift[axis] < 0 || c[axis] + Shift[axis] >= WholeCellDims[axis])
           break; // out of the image
@@ -392,18 +388,13 @@ struct MorsePiece::Impl
         }
         if (state < morse::kDown)
           throw std::logic_error("persistence: a dual path met a top cell paired upwards");
-        // The coface is paired with one of its faces: go through that face
-        // to its other coface.
-        const int64_t face = morse::partner(Cells, coface, state);
-        int64_t f[3];
-        Cells.coordinates(face, f);
-        for (int a = 0; a < 3; ++a)
-          if (Cells.active[a] && !(f[a] & 1))
-          {
-            axis = a;
-            side = f[a] < c[a] ? -1 : 1; // away from the coface we came from
-          }
-        cell = face;
+        // The coface is paired with its face at -/+1 along an axis
+        // (GradientGroups.h's codes): go through that face to its other
+        // coface, on the same side.
+        const int code = state - morse::kDown;
+        axis = code >> 1;
+        side = (code & 1) ? 1 : -1;
+        c[axis] += side;
       }
       for (int64_t number : path)
         maximumOf.set(number, end);
@@ -438,7 +429,7 @@ struct MorsePiece::Impl
         if ((outside && reported) || inside)
         {
           out.push_back(wholeIndex(c));
-          out.push_back(outside ? -1 : reach(cell, axis, side, path));
+          out.push_back(outside ? -1 : reach(c, axis, side, path));
         }
       }
     });
