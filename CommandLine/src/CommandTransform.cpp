@@ -12,13 +12,11 @@
 #include "Progress.h"
 #include "TableWriter.h"
 
-#include "topovox/Batch.h"
 #include "topovox/EulerTransform.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <stdexcept>
 
 namespace topovox
@@ -117,36 +115,18 @@ Table transformTable(const EulerTransform& t)
 }
 
 // --batch: one transform per image of the stack, on the thresholds of the
-// heights of the whole stack, one table with an image column first.
+// heights of the whole stack (computeEulerTransformBatch: on the GPU the
+// whole stack in one launch), one table with an image column first.
 Table batchTable(const Image& image, EulerTransformOptions options, std::string& warnings)
 {
   const Stack stack = stackOf(image);
-  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  std::vector<GridView> images;
   for (int64_t k = 0; k < stack.count; ++k)
-  {
-    double l = 0, h = -1;
-    transformHeightRange(stack.image(image, k), options, l, h);
-    if (l <= h)
-    {
-      lo = std::min(lo, l);
-      hi = std::max(hi, h);
-    }
-  }
-  const std::vector<double> thresholds = transformThresholds(options, lo, hi);
+    images.push_back(stack.image(image, k));
+  options.progress = nullptr;
+  const std::vector<EulerTransform> transforms = computeEulerTransformBatch(images, options);
   Table t;
   t.columns = { "image", "direction", "ux", "uy", "uz", "threshold", "euler" };
-  if (thresholds.empty())
-    return t;
-  options.thresholdMode = ThresholdMode::List;
-  options.thresholds = thresholds;
-  options.progress = nullptr;
-  std::vector<EulerTransform> transforms(static_cast<size_t>(stack.count));
-  forEachImage(stack.count, options.threads, options.device, [&](int64_t k, int threads) {
-    EulerTransformOptions one = options;
-    one.threads = threads;
-    transforms[static_cast<size_t>(k)] = computeEulerTransform(stack.image(image, k), one);
-    return true;
-  });
   for (size_t k = 0; k < transforms.size(); ++k)
   {
     addWarning(warnings, transforms[k].warnings);

@@ -173,6 +173,65 @@ void check(const std::string& name, const std::vector<double>& x, const int64_t 
     expect(sums, what + ": owned boxes count as the brute force does");
   }
 }
+// A batch of `count` images of shape n (NaN sprinkled in), each transform
+// against the brute force at the batch's thresholds.
+void checkBatch(const std::string& name, std::mt19937_64& rng, const int64_t n[3], size_t count,
+  EulerTransformOptions o, Device device, bool transposedViews = false)
+{
+  const size_t voxels = static_cast<size_t>(n[0] * n[1] * n[2]);
+  std::vector<std::vector<double>> data(count, std::vector<double>(voxels));
+  std::vector<std::vector<double>> stored(count); // what the views point at
+  std::vector<GridView> views;
+  for (size_t k = 0; k < count; ++k)
+  {
+    for (size_t i = 0; i < voxels; ++i)
+      data[k][i] = (rng() % 9 == 0) ? kNan : static_cast<double>(rng() % (3 + k % 4));
+    if (!transposedViews)
+    {
+      views.push_back(GridView::contiguous(data[k].data(), ScalarType::Float64, n[0], n[1], n[2]));
+      continue;
+    }
+    // The same image stored z fastest, seen through strides.
+    stored[k].resize(voxels);
+    for (int64_t z = 0; z < n[2]; ++z)
+      for (int64_t y = 0; y < n[1]; ++y)
+        for (int64_t x = 0; x < n[0]; ++x)
+          stored[k][static_cast<size_t>(z + n[2] * (y + n[1] * x))] =
+            data[k][static_cast<size_t>(x + n[0] * (y + n[1] * z))];
+    GridView v = GridView::contiguous(stored[k].data(), ScalarType::Float64, n[0], n[1], n[2]);
+    v.strides[0] = n[2] * n[1];
+    v.strides[1] = n[2];
+    v.strides[2] = 1;
+    views.push_back(v);
+  }
+  for (Construction c : { Construction::V, Construction::T })
+  {
+    o.construction = c;
+    o.device = device;
+    const std::string what = name + " " + constructionName(c);
+    std::vector<EulerTransform> batch;
+    try
+    {
+      batch = computeEulerTransformBatch(views, o);
+    }
+    catch (const std::exception& e)
+    {
+      expect(false, what + ": threw " + e.what());
+      continue;
+    }
+    bool same = batch.size() == count, shared = true, onDevice = true;
+    for (size_t k = 0; k < batch.size() && same; ++k)
+    {
+      shared = shared && batch[k].thresholds == batch[0].thresholds && !batch[0].thresholds.empty();
+      onDevice = onDevice && batch[k].device == device;
+      for (size_t d = 0; d < batch[k].directions.size() && same; ++d)
+        same = batch[k].euler[d] == bruteForce(data[k], n, o, batch[k].directions[d], batch[k].thresholds, nullptr);
+    }
+    expect(same, what + ": every image's transform equals the brute force");
+    expect(shared, what + ": one set of thresholds for the batch");
+    expect(onDevice, what + ": ran on the device asked for");
+  }
+}
 } // namespace
 
 int main(int argc, char** argv)
@@ -212,6 +271,40 @@ int main(int argc, char** argv)
     o.thresholdMode = ThresholdMode::List;
     o.thresholds = { -20, -3, -1.5, 0, 0.5, 2, 3.25, 7, 40 };
     check("with NaN, listed thresholds " + shape, x, s, o);
+  }
+  // Batches: bins over the whole batch, or a list; 2D and 3D; views with
+  // strides; on the GPU more images than one launch's 65535 rows of blocks.
+  {
+    EulerTransformOptions o;
+    o.directionCount = 5;
+    o.binCount = 7;
+    const int64_t square[3] = { 6, 5, 1 }, cube[3] = { 4, 3, 5 };
+    checkBatch("batch of 9 2D images, bins over the batch", rng, square, 9, o, device);
+    o.weight = 0.5;
+    checkBatch("batch of 4 3D images through strided views", rng, cube, 4, o, device, true);
+    o.thresholdMode = ThresholdMode::List;
+    o.thresholds = { -4, -1, 0, 0.5, 2, 6 };
+    checkBatch("batch of 3 3D images, listed thresholds", rng, cube, 3, o, device);
+    if (gpu)
+    {
+      const int64_t tiny[3] = { 3, 2, 1 };
+      o.directionCount = 2;
+      checkBatch("batch of 65600 tiny images", rng, tiny, 65600, o, device);
+    }
+    bool threw = false;
+    try
+    {
+      std::vector<double> a(30), b(24);
+      computeEulerTransformBatch({ GridView::contiguous(a.data(), ScalarType::Float64, 6, 5, 1),
+                                   GridView::contiguous(b.data(), ScalarType::Float64, 6, 4, 1) },
+        o);
+    }
+    catch (const std::invalid_argument&)
+    {
+      threw = true;
+    }
+    expect(threw, "a batch of images of different shapes is refused");
+    expect(computeEulerTransformBatch({}, o).empty(), "an empty batch gives no transforms");
   }
   // w = 1, alpha = 0: each direction's curve is the image's Euler curve.
   std::vector<double> x(6 * 5 * 4);

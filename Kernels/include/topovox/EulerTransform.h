@@ -80,4 +80,16 @@ EulerTransform accumulateTransform(const std::vector<EulerHistogram>& histograms
 // All of it in one process.
 EulerTransform computeEulerTransform(const GridView& grid, const EulerTransformOptions& options);
 
+// The transforms of a batch of images of one shape and type (a training
+// batch, the slices of a stack) on shared directions and thresholds: the
+// options' list, or binCount bins over the heights of the whole batch (so
+// that the transforms line up as features). Each equals
+// computeEulerTransform of its image given those thresholds as a list. On
+// the GPU every direction of every image in one launch (the images uploaded
+// together); on the CPU the images shared among the threads (Batch.h).
+// options.owned must be empty. Throws std::invalid_argument when the images
+// differ in shape or type, or on bad options.
+std::vector<EulerTransform> computeEulerTransformBatch(
+  const std::vector<GridView>& images, const EulerTransformOptions& options);
+
 } // namespace topovox

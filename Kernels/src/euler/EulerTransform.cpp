@@ -9,6 +9,7 @@
 #include "TransformHeights.h"
 
 #include "../common/Parallel.h"
+#include "topovox/Batch.h"
 #include "../common/ScalarDispatch.h"
 
 #include <algorithm>
@@ -258,4 +259,85 @@ EulerTransform computeEulerTransform(const GridView& grid, const EulerTransformO
   t.warnings = warnings;
   return t;
 }
+
+std::vector<EulerTransform> computeEulerTransformBatch(
+  const std::vector<GridView>& images, const EulerTransformOptions& o)
+{
+  if (images.empty())
+    return {};
+  if (o.owned.hi[0] != 0 || o.owned.hi[1] != 0 || o.owned.hi[2] != 0)
+    throw std::invalid_argument("a batch of Euler transforms takes whole images (no owned box)");
+  for (const GridView& image : images)
+  {
+    checkOptions(image, o);
+    if (image.type != images[0].type || image.dims[0] != images[0].dims[0] || image.dims[1] != images[0].dims[1] ||
+      image.dims[2] != images[0].dims[2])
+      throw std::invalid_argument("the images of a batch must share one shape and type");
+  }
+  // Shared thresholds: the list, or bins over every image's heights.
+  std::vector<double> thresholds;
+  if (o.thresholdMode == ThresholdMode::Bins)
+  {
+    double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+    for (const GridView& image : images)
+    {
+      double l = 0, h = -1;
+      transformHeightRange(image, o, l, h);
+      if (l <= h)
+      {
+        lo = std::min(lo, l);
+        hi = std::max(hi, h);
+      }
+    }
+    thresholds = transformThresholds(o, lo, hi);
+  }
+  else
+    thresholds = transformThresholds(o, 0, -1);
+  const std::vector<std::array<double, 3>> dirs = transformDirections(o, images[0]);
+  const int dimension = images[0].dimension();
+  std::vector<EulerTransform> out(images.size());
+  auto finish = [&](EulerTransform& t, const std::vector<EulerHistogram>& histograms, Device used) {
+    t = accumulateTransform(histograms, dirs, dimension);
+    if (histograms.empty() || thresholds.empty())
+      t.thresholds = thresholds;
+    t.device = used;
+  };
+  std::string warn;
+#ifdef TOPOVOX_WITH_CUDA
+  if (!thresholds.empty() && resolveDevice(o.device, &warn) == Device::GPU)
+  {
+    try
+    {
+      const auto histograms = euler::transformHistogramsBatchGPU(images, o, dirs, thresholds);
+      for (size_t k = 0; k < images.size(); ++k)
+      {
+        finish(out[k], histograms[k], Device::GPU);
+        out[k].warnings = warn;
+      }
+      if (o.progress && !o.progress(1.0))
+        throw Aborted{};
+      return out;
+    }
+    catch (const std::runtime_error& e)
+    {
+      warn += std::string(warn.empty() ? "" : "\n") + "GPU path failed (" + e.what() + "); running on the CPU";
+    }
+  }
+#endif
+  EulerTransformOptions one = o;
+  one.device = Device::CPU;
+  one.progress = nullptr;
+  forEachImage(static_cast<int64_t>(images.size()), o.threads, Device::CPU, [&](int64_t k, int threads) {
+    EulerTransformOptions mine = one;
+    mine.threads = threads;
+    finish(out[static_cast<size_t>(k)], transformHistograms(images[static_cast<size_t>(k)], mine, thresholds),
+      Device::CPU);
+    out[static_cast<size_t>(k)].warnings = warn;
+    return true;
+  });
+  if (o.progress && !o.progress(1.0))
+    throw Aborted{};
+  return out;
+}
+
 } // namespace topovox
