@@ -169,18 +169,14 @@ def check_errors(tool, work):
         (["transport", good, good, "--diagrams", "--order", "0.5", "-o", "-"], 2, "order"),
         (["transport", good, os.path.join(work, "x.npy.txt"), "--diagrams", "-o", "-"], 2, ".csv or .npy"),
     ]
-    bad_header = os.path.join(work, "bh.csv")
-    write(bad_header, "dim,b,d\n0,1,2\n")
-    cases.append((["transport", good, bad_header, "--diagrams", "-o", "-"], 2, "no column 'dimension'"))
-    bad_number = os.path.join(work, "bn.csv")
-    write(bad_number, "dimension,birth,death\n0,1,2\n0,x,3\n")
-    cases.append((["transport", good, bad_number, "--diagrams", "-o", "-"], 1, "line 3"))
-    bad_dim = os.path.join(work, "bd.csv")
-    write(bad_dim, "dimension,birth,death\n7,1,2\n")
-    cases.append((["transport", good, bad_dim, "--diagrams", "-o", "-"], 1, "dimension"))
-    nan_birth = os.path.join(work, "nb.csv")
-    write(nan_birth, "dimension,birth,death\n0,nan,2\n")
-    cases.append((["transport", good, nan_birth, "--diagrams", "-o", "-"], 1, "numbers"))
+    # Malformed diagrams: (file, its text, exit status, words of the message).
+    for name, text, status, words in (("bh.csv", "dim,b,d\n0,1,2\n", 2, "no column 'dimension'"),
+                                      ("bn.csv", "dimension,birth,death\n0,1,2\n0,x,3\n", 1, "line 3"),
+                                      ("bd.csv", "dimension,birth,death\n7,1,2\n", 1, "dimension"),
+                                      ("nb.csv", "dimension,birth,death\n0,nan,2\n", 1, "numbers")):
+        path = os.path.join(work, name)
+        write(path, text)
+        cases.append((["transport", good, path, "--diagrams", "-o", "-"], status, words))
     vector = os.path.join(work, "v.npy")
     np.save(vector, np.zeros(5))
     cases.append((["transport", good, vector, "--diagrams", "-o", "-"], 2, "matrix"))
