@@ -8,6 +8,7 @@
 #include "SinkhornBackends.h"
 #include "SinkhornChecks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -66,6 +67,32 @@ void finish(PairResult& r, bool converged, const SinkhornOptions& o, int64_t d, 
     }
 }
 
+// Eight sums at a time, each over its index in order (the same roundings
+// as one at a time): independent sums fill the floating-point pipelines,
+// and K is read along its rows. kLanes outputs k0 .. k0 + kLanes - 1
+// (fewer at the end): out[q] = sum over t of term(t, k0 + q).
+constexpr int kLanes = 8;
+
+// K^T u (times nothing else): s_j = sum_i K[i][j] u[i], columns j0.. .
+void columnSums(const std::vector<double>& K, const double* u, int64_t d, int64_t j0, double out[kLanes])
+{
+  double s[kLanes] = {};
+  const int lanes = static_cast<int>(std::min<int64_t>(kLanes, d - j0));
+  for (int64_t i = 0; i < d; ++i)
+  {
+    const double* row = K.data() + i * d + j0;
+    const double ui = u[i];
+    if (lanes == kLanes)
+      for (int q = 0; q < kLanes; ++q)
+        s[q] += row[q] * ui;
+    else
+      for (int q = 0; q < lanes; ++q)
+        s[q] += row[q] * ui;
+  }
+  for (int q = 0; q < kLanes; ++q)
+    out[q] = s[q];
+}
+
 PairResult scaling(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
   int64_t d, const SinkhornOptions& o, double* plan)
 {
@@ -77,21 +104,32 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
   {
     uprev = u;
     vprev = v;
-    for (int64_t j = 0; j < d; ++j)
+    for (int64_t j0 = 0; j0 < d; j0 += kLanes)
     {
-      double s = 0;
-      for (int64_t i = 0; i < d; ++i)
-        s += K[static_cast<size_t>(i * d + j)] * u[static_cast<size_t>(i)];
-      ktu[static_cast<size_t>(j)] = s;
-      v[static_cast<size_t>(j)] = b[j] / s;
+      double s[kLanes];
+      columnSums(K, u.data(), d, j0, s);
+      for (int64_t j = j0; j < std::min<int64_t>(d, j0 + kLanes); ++j)
+      {
+        ktu[static_cast<size_t>(j)] = s[j - j0];
+        v[static_cast<size_t>(j)] = b[j] / s[j - j0];
+      }
     }
     bool bad = false;
-    for (int64_t i = 0; i < d; ++i)
+    for (int64_t i0 = 0; i0 < d; i0 += kLanes)
     {
-      double s = 0;
+      // Rows i0.. together: s_i = sum_j ((1 / a_i) K[i][j]) v_j.
+      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, d - i0));
+      double s[kLanes] = {}, inverse[kLanes] = {};
+      for (int q = 0; q < lanes; ++q)
+        inverse[q] = 1.0 / a[i0 + q];
       for (int64_t j = 0; j < d; ++j)
-        s += ((1.0 / a[i]) * K[static_cast<size_t>(i * d + j)]) * v[static_cast<size_t>(j)];
-      u[static_cast<size_t>(i)] = 1.0 / s;
+      {
+        const double vj = v[static_cast<size_t>(j)];
+        for (int q = 0; q < lanes; ++q)
+          s[q] += (inverse[q] * K[static_cast<size_t>((i0 + q) * d + j)]) * vj;
+      }
+      for (int q = 0; q < lanes; ++q)
+        u[static_cast<size_t>(i0 + q)] = 1.0 / s[q];
     }
     for (int64_t k = 0; k < d; ++k)
       bad = bad || ktu[static_cast<size_t>(k)] == 0 || !std::isfinite(u[static_cast<size_t>(k)]) ||
@@ -107,12 +145,12 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
     }
     if (ii % 10 == 0)
     {
-      for (int64_t j = 0; j < d; ++j)
+      for (int64_t j0 = 0; j0 < d; j0 += kLanes)
       {
-        double s = 0;
-        for (int64_t i = 0; i < d; ++i)
-          s += u[static_cast<size_t>(i)] * K[static_cast<size_t>(i * d + j)];
-        tmp[static_cast<size_t>(j)] = s * v[static_cast<size_t>(j)] - b[j];
+        double s[kLanes];
+        columnSums(K, u.data(), d, j0, s); // u_i K_ij = K_ij u_i: the same products
+        for (int64_t j = j0; j < std::min<int64_t>(d, j0 + kLanes); ++j)
+          tmp[static_cast<size_t>(j)] = s[j - j0] * v[static_cast<size_t>(j)] - b[j];
       }
       r.error = norm2(tmp);
       if (r.error < o.stopThr)
