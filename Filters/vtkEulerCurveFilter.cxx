@@ -123,60 +123,26 @@ int vtkEulerCurveFilter::RequestData(
   vtkTable* output = vtkTable::GetData(outInfo);
   this->LastDevice = "none";
 
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  const int ranks = topovox_vtk::participatingRanks(this->Controller, pieces);
-  const bool root = ranks == 1 || this->Controller->GetLocalProcessId() == 0;
-
-  // Every rank must reach every collective below, also one whose piece is
-  // bad: errors are agreed on first, so that no rank waits forever.
-  std::string error;
-  topovox::GridView grid;
-  topovox::Box owned;
-  bool cellData = false;
-  vtkDataArray* array = nullptr;
-  int whole[6], pieceExt[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  topovox_vtk::pieceExtent(whole, piece, pieces, pieceExt);
-  const bool emptyPiece =
-    pieceExt[0] > pieceExt[1] || pieceExt[2] > pieceExt[3] || pieceExt[4] > pieceExt[5];
-  if (!image)
-    error = "the input is not an image (vtkImageData)";
-  else
+  // This rank's piece; every rank agrees on errors before any other
+  // collective, so that no rank waits forever.
+  topovox_vtk::ImagePiece in = topovox_vtk::readImagePiece(
+    image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, false);
+  const std::string failure = topovox_vtk::agreeOnPieces(this->Controller, in.ranks, in.error);
+  if (!failure.empty())
   {
-    int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
-    array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
-    if (!array)
-      error = "the input image has no scalar array to process (select one)";
-    else
-    {
-      if (!emptyPiece)
-        error = topovox_vtk::describeArray(
-          image, array, cellData, this->Component, whole, pieceExt, grid, owned);
-    }
-  }
-  long long failed = error.empty() ? 0 : 1;
-  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-  if (failed)
-  {
-    if (!error.empty())
-      vtkErrorMacro(<< "Euler curve: " << error << ".");
-    else
-      vtkErrorMacro(<< "Euler curve: another rank could not read its piece.");
+    vtkErrorMacro(<< "Euler curve: " << failure << ".");
     return 0;
   }
-  // The kernels see an empty piece as a 1-voxel grid that owns nothing.
-  static const double unused = 0;
-  if (emptyPiece)
-  {
-    grid = topovox::GridView::contiguous(&unused, topovox::ScalarType::Float64, 1);
-    owned = topovox::Box{};
-    owned.hi[0] = owned.hi[1] = owned.hi[2] = 1;
-    owned.lo[0] = 1; // empty, but not the all-zero "whole grid" box
-  }
-  else if (array && !grid.data)
+  if (in.empty)
+    in.standInForEmpty();
+  else if (in.array && !in.grid.data)
     return 0;
+  const int ranks = in.ranks;
+  const bool root = in.root, emptyPiece = in.empty, cellData = in.cellData;
+  const int* whole = in.whole;
+  vtkDataArray* array = in.array;
+  const topovox::GridView& grid = in.grid;
+  const topovox::Box& owned = in.owned;
 
   topovox::EulerCurveOptions options;
   options.construction =
@@ -205,8 +171,7 @@ int vtkEulerCurveFilter::RequestData(
   this->SetProgressText("Euler curve: thresholds");
   std::vector<double> thresholds;
   std::vector<long long> counts;
-  std::string warnings;
-  error.clear();
+  std::string warnings, error;
   try
   {
     // Thresholds from the values of all pieces, identical on every rank.
@@ -243,7 +208,7 @@ int vtkEulerCurveFilter::RequestData(
   {
     error = e.what();
   }
-  failed = error.empty() ? 0 : 1;
+  long long failed = error.empty() ? 0 : 1;
   topovox_vtk::allReduceSum(this->Controller, ranks, failed);
   if (failed)
   {

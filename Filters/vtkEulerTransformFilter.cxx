@@ -173,54 +173,25 @@ int vtkEulerTransformFilter::RequestData(
   vtkImageData* image = vtkImageData::GetData(inInfo);
   vtkTable* table = vtkTable::GetData(outputVector, 0);
   vtkImageData* picture = vtkImageData::GetData(outputVector, 1);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  const int ranks = topovox_vtk::participatingRanks(this->Controller, pieces);
-  const bool root = ranks == 1 || this->Controller->GetLocalProcessId() == 0;
-
-  // Errors are agreed on before any other collective (see vtkEulerCurveFilter).
-  std::string error;
-  topovox::GridView grid;
-  topovox::Box owned;
-  bool cellData = false;
-  vtkDataArray* array = nullptr;
-  int whole[6], pieceExt[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  topovox_vtk::pieceExtent(whole, piece, pieces, pieceExt);
-  const bool emptyPiece =
-    pieceExt[0] > pieceExt[1] || pieceExt[2] > pieceExt[3] || pieceExt[4] > pieceExt[5];
-  if (!image)
-    error = "the input is not an image (vtkImageData)";
-  else
+  // This rank's piece; errors agreed on first (see vtkEulerCurveFilter).
+  topovox_vtk::ImagePiece in = topovox_vtk::readImagePiece(
+    image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, false);
+  if (in.error.empty() && this->Directions.size() % 3)
+    in.error = "the directions must be given as (x, y, z) triples";
+  const std::string failure = topovox_vtk::agreeOnPieces(this->Controller, in.ranks, in.error);
+  if (!failure.empty())
   {
-    int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
-    array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
-    if (!array)
-      error = "the input image has no scalar array to process (select one)";
-    else
-    {
-      if (!emptyPiece)
-        error = topovox_vtk::describeArray(image, array, cellData, this->Component, whole, pieceExt, grid, owned);
-    }
-  }
-  if (error.empty() && this->Directions.size() % 3)
-    error = "the directions must be given as (x, y, z) triples";
-  long long failed = error.empty() ? 0 : 1;
-  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-  if (failed)
-  {
-    vtkErrorMacro(<< "Euler transform: " << (error.empty() ? "another rank could not read its piece" : error) << ".");
+    vtkErrorMacro(<< "Euler transform: " << failure << ".");
     return 0;
   }
-  static const double unused = 0;
-  if (emptyPiece)
-  {
-    grid = topovox::GridView::contiguous(&unused, topovox::ScalarType::Float64, 1);
-    owned = topovox::Box{};
-    owned.hi[0] = owned.hi[1] = owned.hi[2] = 1;
-    owned.lo[0] = 1; // empty, but not the all-zero "whole grid" box
-  }
+  if (in.empty)
+    in.standInForEmpty();
+  const int ranks = in.ranks;
+  const bool root = in.root, emptyPiece = in.empty, cellData = in.cellData;
+  const int* whole = in.whole;
+  vtkDataArray* array = in.array;
+  const topovox::GridView& grid = in.grid;
+  const topovox::Box& owned = in.owned;
 
   topovox::EulerTransformOptions options;
   options.construction = this->Construction ? topovox::Construction::T : topovox::Construction::V;
@@ -264,13 +235,13 @@ int vtkEulerTransformFilter::RequestData(
   std::vector<std::array<double, 3>> directions;
   std::vector<double> thresholds;
   std::vector<long long> counts;
-  std::string warnings;
-  error.clear();
+  std::string warnings, error;
   try
   {
     for (size_t k = 0; k + 2 < this->Directions.size(); k += 3)
       options.directions.push_back({ this->Directions[k], this->Directions[k + 1], this->Directions[k + 2] });
-    topovox::GridView shape = topovox::GridView::contiguous(&unused, topovox::ScalarType::Float64, wholeDims[0],
+    static const double noData = 0; // the whole image's shape only: directions need no values
+    topovox::GridView shape = topovox::GridView::contiguous(&noData, topovox::ScalarType::Float64, wholeDims[0],
       wholeDims[1], wholeDims[2]);
     directions = topovox::transformDirections(options, shape);
     options.directions = directions;
@@ -301,7 +272,7 @@ int vtkEulerTransformFilter::RequestData(
   {
     error = e.what();
   }
-  failed = error.empty() ? 0 : 1;
+  long long failed = error.empty() ? 0 : 1;
   topovox_vtk::allReduceSum(this->Controller, ranks, failed);
   if (failed)
   {

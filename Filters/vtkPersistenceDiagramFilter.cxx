@@ -126,56 +126,21 @@ int vtkPersistenceDiagramFilter::RequestData(
   auto* table = vtkTable::GetData(outputVector, 1);
   auto* critical = vtkPolyData::GetData(outputVector, 2);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  const int piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
-  const int pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
-  const int ranks = topovox_vtk::participatingRanks(this->Controller, pieces);
-  const bool root = ranks == 1 || this->Controller->GetLocalProcessId() == 0;
-
-  // Every rank must reach every collective below, also one whose piece is
-  // bad: errors are agreed on first, so that no rank waits forever.
-  std::string error;
-  vtkDataArray* array = nullptr;
-  bool cellData = false;
-  int whole[6], pieceExt[6];
-  topovox::GridView grid;
-  topovox::Box owned;
-  if (!image)
-    error = "the input is not an image (vtkImageData)";
-  else
+  // This rank's piece (a serial run: the image as it came); every rank
+  // agrees on errors before any other collective, so that none waits forever.
+  const topovox_vtk::ImagePiece in = topovox_vtk::readImagePiece(
+    image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, true);
+  const std::string failure = topovox_vtk::agreeOnPieces(this->Controller, in.ranks, in.error);
+  if (!failure.empty())
   {
-    if (ranks > 1)
-    {
-      inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-      topovox_vtk::pieceExtent(whole, piece, pieces, pieceExt);
-    }
-    else
-    {
-      image->GetExtent(whole);
-      image->GetExtent(pieceExt);
-    }
-    int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-    vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
-    array = topovox_vtk::arrayToProcess(selected, association, image, cellData);
-    if (!array)
-      error = "the input image has no scalar array to process (select one)";
-    else
-    {
-      const bool emptyPiece =
-        pieceExt[0] > pieceExt[1] || pieceExt[2] > pieceExt[3] || pieceExt[4] > pieceExt[5];
-      if (!emptyPiece) // else this rank of a split image builds nothing
-        error = topovox_vtk::describeArray(image, array, cellData, this->Component, whole, pieceExt, grid, owned);
-    }
-  }
-  long long failed = error.empty() ? 0 : 1;
-  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-  if (failed)
-  {
-    if (!error.empty())
-      vtkErrorMacro(<< "Persistence diagram: " << error << ".");
-    else
-      vtkErrorMacro(<< "Persistence diagram: another rank could not read its piece.");
+    vtkErrorMacro(<< "Persistence diagram: " << failure << ".");
     return 0;
   }
+  const int pieces = in.pieces, ranks = in.ranks;
+  const bool root = in.root, cellData = in.cellData;
+  const int *whole = in.whole, *pieceExt = in.extent;
+  vtkDataArray* array = in.array;
+  const topovox::GridView& grid = in.grid; // no data: this rank of a split image builds nothing
 
   // The whole image in voxels (points, or cells for cell data), and the
   // pieces of it: voxel extents sharing their boundary planes.

@@ -344,4 +344,56 @@ vtkDataSetAttributes* outputAttributes(vtkImageData* output, vtkImageData* input
   return cellData ? static_cast<vtkDataSetAttributes*>(output->GetCellData())
                   : static_cast<vtkDataSetAttributes*>(output->GetPointData());
 }
+
+void ImagePiece::standInForEmpty()
+{
+  static const double unused = 0;
+  grid = topovox::GridView::contiguous(&unused, topovox::ScalarType::Float64, 1);
+  owned = topovox::Box{};
+  owned.hi[0] = owned.hi[1] = owned.hi[2] = 1;
+  owned.lo[0] = 1; // empty, but not the all-zero "whole grid" box
+}
+
+ImagePiece readImagePiece(vtkImageData* image, vtkInformation* inInfo, vtkInformation* outInfo,
+  vtkInformation* arrayInfo, vtkMultiProcessController* controller, int component, bool wholeFromImage)
+{
+  ImagePiece p;
+  p.piece = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER());
+  p.pieces = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES());
+  p.ranks = participatingRanks(controller, p.pieces);
+  p.root = p.ranks == 1 || controller->GetLocalProcessId() == 0;
+  if (!image)
+  {
+    p.error = "the input is not an image (vtkImageData)";
+    return p;
+  }
+  if (wholeFromImage && p.ranks == 1)
+  {
+    image->GetExtent(p.whole);
+    image->GetExtent(p.extent);
+  }
+  else
+  {
+    inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), p.whole);
+    pieceExtent(p.whole, p.piece, p.pieces, p.extent);
+  }
+  p.empty = p.extent[0] > p.extent[1] || p.extent[2] > p.extent[3] || p.extent[4] > p.extent[5];
+  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  vtkDataArray* selected = selectedArray(arrayInfo, image, association);
+  p.array = arrayToProcess(selected, association, image, p.cellData);
+  if (!p.array)
+    p.error = "the input image has no scalar array to process (select one)";
+  else if (!p.empty)
+    p.error = describeArray(image, p.array, p.cellData, component, p.whole, p.extent, p.grid, p.owned);
+  return p;
+}
+
+std::string agreeOnPieces(vtkMultiProcessController* controller, int ranks, const std::string& error)
+{
+  long long failed = error.empty() ? 0 : 1;
+  allReduceSum(controller, ranks, failed);
+  if (!failed)
+    return {};
+  return error.empty() ? "another rank could not read its piece" : error;
+}
 }

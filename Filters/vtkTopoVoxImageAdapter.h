@@ -99,6 +99,38 @@ std::vector<std::vector<unsigned char>> gatherBytesToRoot(
   vtkMultiProcessController* c, int ranks, const std::vector<unsigned char>& local);
 // Rank 0's `values` on every rank.
 void broadcastFromRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values);
+
+// What a distributed filter's RequestData starts from: this rank's piece of
+// the image and its selected array (GetInputArrayInformation(0)),
+// described for the kernels. `error` is empty or says what is wrong with
+// this rank's piece; the ranks must agree on it (agreeOnPieces) before any
+// other collective, so that a bad piece on one rank cannot leave the others
+// waiting.
+struct ImagePiece
+{
+  int piece = 0, pieces = 1, ranks = 1;
+  bool root = true;       // rank 0, or a serial run
+  int whole[6] = {}, extent[6] = {};
+  bool empty = false;     // this rank's piece has no voxels
+  vtkDataArray* array = nullptr;
+  bool cellData = false;
+  topovox::GridView grid; // the piece with its halo, as it arrived
+  topovox::Box owned;     // the voxels this rank counts
+  std::string error;
+
+  // The kernels see an empty piece as a 1-voxel grid that owns nothing.
+  void standInForEmpty();
+};
+
+// wholeFromImage: in a serial run, the image's own extent is the whole (not
+// the pipeline's WHOLE_EXTENT, which a sub-extent request may not match).
+ImagePiece readImagePiece(vtkImageData* image, vtkInformation* inInfo, vtkInformation* outInfo,
+  vtkInformation* arrayInfo, vtkMultiProcessController* controller, int component, bool wholeFromImage);
+
+// Every rank's agreement on `error` (this rank's piece, or a check of the
+// filter's own): empty when all are fine, else the message to report: this
+// rank's error, or that another rank could not read its piece.
+std::string agreeOnPieces(vtkMultiProcessController* controller, int ranks, const std::string& error);
 }
 
 #endif
