@@ -165,40 +165,52 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
   return r;
 }
 
+// threads: for this pair's own loops (each output still one thread's sum in
+// order: the same results whatever the count).
 PairResult logDomain(const double* a, const double* b, const std::vector<double>& M, int64_t d,
-  const SinkhornOptions& o, double* plan)
+  const SinkhornOptions& o, double* plan, int threads)
 {
-  std::vector<double> Mr(M.size()), u(static_cast<size_t>(d), 0.0), v(u), work(static_cast<size_t>(d)),
+  std::vector<double> Mr(M.size()), MrT(M.size()), u(static_cast<size_t>(d), 0.0), v(u),
     tmp(static_cast<size_t>(d));
   for (size_t k = 0; k < M.size(); ++k)
     Mr[k] = -M[k] / o.reg;
+  // Its transpose too: the column sums below then read memory in order
+  // (the same values in the same order: the same results).
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j)
+      MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
   PairResult r;
   bool converged = false;
-  std::vector<double> column(static_cast<size_t>(d));
+  // out_k = log(mass_k) - logsumexp_l (rows[k][l] + x_l), k in [0, d):
+  // v from MrT and u, then u from Mr and v.
+  auto update = [&](const std::vector<double>& rows, const std::vector<double>& x, const double* mass,
+                  std::vector<double>& out) {
+    parallelFor(d, threads, [&](int, int64_t k0, int64_t k1) {
+      std::vector<double> terms(static_cast<size_t>(d));
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        for (int64_t l = 0; l < d; ++l)
+          terms[static_cast<size_t>(l)] = rows[static_cast<size_t>(k * d + l)] + x[static_cast<size_t>(l)];
+        out[static_cast<size_t>(k)] = std::log(mass[k]) - logSumExp(terms.data(), d, 1);
+      }
+    });
+  };
   for (int ii = 0; ii < o.numItermax; ++ii)
   {
-    for (int64_t j = 0; j < d; ++j)
-    {
-      for (int64_t i = 0; i < d; ++i)
-        column[static_cast<size_t>(i)] = Mr[static_cast<size_t>(i * d + j)] + u[static_cast<size_t>(i)];
-      v[static_cast<size_t>(j)] = std::log(b[j]) - logSumExp(column.data(), d, 1);
-    }
-    for (int64_t i = 0; i < d; ++i)
-    {
-      for (int64_t j = 0; j < d; ++j)
-        work[static_cast<size_t>(j)] = Mr[static_cast<size_t>(i * d + j)] + v[static_cast<size_t>(j)];
-      u[static_cast<size_t>(i)] = std::log(a[i]) - logSumExp(work.data(), d, 1);
-    }
+    update(MrT, u, b, v);
+    update(Mr, v, a, u);
     r.iterations = ii + 1;
     if (ii % 10 == 0)
     {
-      for (int64_t j = 0; j < d; ++j)
-      {
-        double s = 0;
-        for (int64_t i = 0; i < d; ++i)
-          s += std::exp(Mr[static_cast<size_t>(i * d + j)] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
-        tmp[static_cast<size_t>(j)] = s - b[j];
-      }
+      parallelFor(d, threads, [&](int, int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j)
+        {
+          double s = 0;
+          for (int64_t i = 0; i < d; ++i)
+            s += std::exp(MrT[static_cast<size_t>(j * d + i)] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
+          tmp[static_cast<size_t>(j)] = s - b[j];
+        }
+      });
       r.error = norm2(tmp);
       if (r.error < o.stopThr)
       {
@@ -263,13 +275,17 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
       K[k] = std::exp(M[k] / (-o.reg));
   }
   std::mutex lock;
-  parallelFor(pairs, o.threads > 0 ? o.threads : defaultThreadCount(), [&](int, int64_t p0, int64_t p1) {
+  // Pairs in parallel; fewer pairs than threads: the log domain's long rows
+  // (exp-bound, milliseconds each) share a pair's spare threads too.
+  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int perPair = d >= 256 ? static_cast<int>(std::max<int64_t>(1, threads / std::max<int64_t>(1, pairs))) : 1;
+  parallelFor(pairs, threads, [&](int, int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
     {
       double* plan = o.computePlans ? out.plans.data() + p * d * d : nullptr;
       const PairResult r = o.method == SinkhornMethod::Sinkhorn
         ? scaling(a.data() + p * d, b.data() + p * d, M, K, d, o, plan)
-        : logDomain(a.data() + p * d, b.data() + p * d, M, d, o, plan);
+        : logDomain(a.data() + p * d, b.data() + p * d, M, d, o, plan, perPair);
       out.costs[static_cast<size_t>(p)] = r.cost;
       out.iterations[static_cast<size_t>(p)] = r.iterations;
       out.errors[static_cast<size_t>(p)] = r.error;
