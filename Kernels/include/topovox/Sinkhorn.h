@@ -1,8 +1,9 @@
 // Sinkhorn.h - entropic optimal transport between pairs of histograms that
 // share one cost matrix, with POT's (Python Optimal Transport) arguments,
-// defaults and iterations mirrored, on the CPU threads (pairs in parallel)
-// or the GPU (a thread block per pair; the same updates, sums in another
-// order).
+// defaults and iterations mirrored, on the CPU threads (pairs in parallel;
+// with fewer pairs than threads, the log domain's rows of a pair too: the
+// same results whatever the thread count) or the GPU (a thread block per
+// pair; the same updates, sums in another order).
 //
 // For each pair (a, b) of histograms of dimension d (a: source, b: target;
 // nonnegative) and the d x d cost M, the plan P minimising <P, M> - reg H(P)
