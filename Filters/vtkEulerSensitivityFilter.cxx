@@ -126,18 +126,11 @@ int vtkEulerSensitivityFilter::RequestData(
   vtkImageData* output = vtkImageData::GetData(outputVector, 1);
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
-  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;
-  const std::string why =
-    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
-  if (!why.empty())
-  {
-    vtkErrorMacro(<< "Euler sensitivity: " << why << ".");
+  if (!topovox_vtk::readWholeImage(this, "Euler sensitivity", image, this->Component, array, cellData, grid))
     return 0;
-  }
   // The values as doubles, x fastest.
   const vtkIdType n = grid.voxelCount();
   std::vector<double> values(static_cast<size_t>(n));

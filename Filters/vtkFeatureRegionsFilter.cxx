@@ -112,18 +112,11 @@ int vtkFeatureRegionsFilter::RequestData(
   vtkImageData* output = vtkImageData::GetData(outputVector);
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
-  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;
-  const std::string why =
-    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
-  if (!why.empty())
-  {
-    vtkErrorMacro(<< "Feature regions: " << why << ".");
+  if (!topovox_vtk::readWholeImage(this, "Feature regions", image, this->Component, array, cellData, grid))
     return 0;
-  }
   std::vector<PairRow> tableRows;
   vtkDataObject* table = vtkDataObject::GetData(inputVector[1]);
   if (table)

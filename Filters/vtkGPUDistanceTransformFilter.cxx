@@ -59,18 +59,11 @@ int vtkGPUDistanceTransformFilter::RequestData(
   vtkImageData* output = vtkImageData::GetData(outputVector);
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
-  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;
-  const std::string why =
-    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
-  if (!why.empty())
-  {
-    vtkErrorMacro(<< "Distance transform: " << why << ".");
+  if (!topovox_vtk::readWholeImage(this, "Distance transform", image, this->Component, array, cellData, grid))
     return 0;
-  }
   // The foreground as 0/1 bytes, and its complement for the signed distance.
   const vtkIdType n = grid.voxelCount();
   const int component = std::max(0, this->Component);

@@ -174,18 +174,11 @@ int vtkGPUMorphologyFilter::RequestData(
   if (local ? (extent[0] > extent[1] || extent[2] > extent[3] || extent[4] > extent[5])
             : !topovox_vtk::computesOnThisRank(this->Controller, outInfo))
     return 1; // an empty piece, or a global operator off rank 0
-  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;
-  const std::string why =
-    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
-  if (!why.empty())
-  {
-    vtkErrorMacro(<< "Morphology: " << why << ".");
+  if (!topovox_vtk::readWholeImage(this, "Morphology", image, this->Component, array, cellData, grid))
     return 0;
-  }
   std::string deviceWarning;
   topovox::resolveDevice(topovox_vtk::toDevice(this->Device), &deviceWarning);
   if (!deviceWarning.empty())

@@ -1,5 +1,6 @@
 #include "vtkTopoVoxImageAdapter.h"
 
+#include "vtkAlgorithm.h"
 #include "vtkCellData.h"
 #include "vtkDataArray.h"
 #include "vtkExtentTranslator.h"
@@ -395,5 +396,17 @@ std::string agreeOnPieces(vtkMultiProcessController* controller, int ranks, cons
   if (!failed)
     return {};
   return error.empty() ? "another rank could not read its piece" : error;
+}
+
+bool readWholeImage(vtkAlgorithm* filter, const char* what, vtkImageData* image, int component,
+  vtkDataArray*& array, bool& cellData, topovox::GridView& grid)
+{
+  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  vtkDataArray* selected = selectedArray(filter->GetInputArrayInformation(0), image, association);
+  const std::string why = describeWholeImage(image, selected, association, component, array, cellData, grid);
+  if (why.empty())
+    return true;
+  vtkErrorWithObjectMacro(filter, << what << ": " << why << ".");
+  return false;
 }
 }

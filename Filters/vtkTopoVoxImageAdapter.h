@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+class vtkAlgorithm;
 class vtkDataArray;
 class vtkDataSetAttributes;
 class vtkImageData;
@@ -49,6 +50,12 @@ vtkDataArray* selectedArray(vtkInformation* arrayInfo, vtkImageData* image, int&
 // GridView over the image's extent. An empty string, or the reason (no
 // image, no array, a bad array) for the filter's error message.
 std::string describeWholeImage(vtkImageData* image, vtkDataArray* selected, int association, int component,
+  vtkDataArray*& array, bool& cellData, topovox::GridView& grid);
+
+// A rank-0 filter's input (requestWholeOnRoot): describeWholeImage for the
+// array selected in the filter's GetInputArrayInformation(0). False after
+// reporting why as the filter's error, "<what>: <reason>.".
+bool readWholeImage(vtkAlgorithm* filter, const char* what, vtkImageData* image, int component,
   vtkDataArray*& array, bool& cellData, topovox::GridView& grid);
 
 // The output of a filter that adds arrays to its input image: `output`

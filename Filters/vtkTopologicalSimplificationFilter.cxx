@@ -53,18 +53,11 @@ int vtkTopologicalSimplificationFilter::RequestData(
   vtkImageData* output = vtkImageData::GetData(outputVector);
   if (!topovox_vtk::computesOnThisRank(this->Controller, outputVector->GetInformationObject(0)))
     return 1; // rank 0 computes from the whole image
-  int association = vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  vtkDataArray* selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, association);
   vtkDataArray* array = nullptr;
   bool cellData = false;
   topovox::GridView grid;
-  const std::string why =
-    topovox_vtk::describeWholeImage(image, selected, association, this->Component, array, cellData, grid);
-  if (!why.empty())
-  {
-    vtkErrorMacro(<< "Topological simplification: " << why << ".");
+  if (!topovox_vtk::readWholeImage(this, "Topological simplification", image, this->Component, array, cellData, grid))
     return 0;
-  }
   this->SetProgressText("Topological simplification");
   this->UpdateProgress(0.05);
   topovox::SimplificationOptions o;
