@@ -8,32 +8,18 @@
 // so exactly ITERATIONS run. End to end through the public API (host arrays
 // in, costs out, no plans), the best of 3 calls after a warm-up. Prints one
 // JSON object: ms, the costs, the device used.
+#include "BenchRaw.h"
 #include "topovox/Sinkhorn.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 using namespace topovox;
 
-namespace
-{
-std::vector<double> readRaw(const char* path, size_t n)
-{
-  std::vector<double> v(n);
-  std::ifstream in(path, std::ios::binary);
-  if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(double))))
-  {
-    std::fprintf(stderr, "cannot read %zu doubles from %s\n", n, path);
-    std::exit(1);
-  }
-  return v;
-}
-} // namespace
 
 int main(int argc, char** argv)
 {
@@ -43,9 +29,9 @@ int main(int argc, char** argv)
     return 2;
   }
   const int64_t pairs = std::atoll(argv[4]), d = std::atoll(argv[5]);
-  const std::vector<double> a = readRaw(argv[1], static_cast<size_t>(pairs * d)),
-                            b = readRaw(argv[2], static_cast<size_t>(pairs * d)),
-                            M = readRaw(argv[3], static_cast<size_t>(d * d));
+  const std::vector<double> a = readRawDoubles(argv[1], static_cast<size_t>(pairs * d)),
+                            b = readRawDoubles(argv[2], static_cast<size_t>(pairs * d)),
+                            M = readRawDoubles(argv[3], static_cast<size_t>(d * d));
   SinkhornOptions o;
   o.reg = std::atof(argv[6]);
   o.method = std::string(argv[7]) == "sinkhorn_log" ? SinkhornMethod::SinkhornLog : SinkhornMethod::Sinkhorn;

@@ -25,6 +25,8 @@ import time
 
 import numpy as np
 
+from bench_timing import best_of_ms
+
 try:
     import ot
 except ImportError:
@@ -33,20 +35,6 @@ try:
     import torch
 except ImportError:
     torch = None
-
-
-def best_of(fn, repeat=3):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
 
 
 def torch_costs(a, b, M, reg, method, iterations):
@@ -119,7 +107,7 @@ def main():
                     est = " (est. from %d)" % n if n < pairs else ""
                 t_ms, t_costs = None, None
                 if gpu:
-                    t_ms = best_of(lambda: torch_costs(a, b, M, reg, method, iterations))
+                    t_ms = best_of_ms(lambda: torch_costs(a, b, M, reg, method, iterations))
                     t_costs = torch_costs(a, b, M, reg, method, iterations)
                 close = lambda x, y: all(abs(p - q) <= 1e-9 * abs(q) for p, q in zip(x, y))
                 checks = []

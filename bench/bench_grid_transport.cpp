@@ -7,32 +7,18 @@
 // METHOD: sinkhorn or sinkhorn_log; stopThr 0, so exactly ITERATIONS run.
 // End to end through the public API (host arrays in, host results out),
 // the best of 3 calls after a warm-up. Prints one JSON object.
+#include "BenchRaw.h"
 #include "topovox/GridSinkhorn.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 using namespace topovox;
 
-namespace
-{
-std::vector<double> readRaw(const char* path, size_t n)
-{
-  std::vector<double> v(n);
-  std::ifstream in(path, std::ios::binary);
-  if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(double))))
-  {
-    std::fprintf(stderr, "cannot read %zu doubles from %s\n", n, path);
-    std::exit(1);
-  }
-  return v;
-}
-} // namespace
 
 int main(int argc, char** argv)
 {
@@ -43,7 +29,7 @@ int main(int argc, char** argv)
   }
   const int64_t dims[3] = { std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]) };
   const size_t n = static_cast<size_t>(dims[0] * dims[1] * dims[2]);
-  const std::vector<double> a = readRaw(argv[1], n), b = readRaw(argv[2], n);
+  const std::vector<double> a = readRawDoubles(argv[1], n), b = readRawDoubles(argv[2], n);
   SinkhornOptions o;
   o.reg = std::atof(argv[6]);
   o.method = std::string(argv[7]) == "sinkhorn_log" ? SinkhornMethod::SinkhornLog : SinkhornMethod::Sinkhorn;

@@ -14,9 +14,10 @@ import json
 import os
 import subprocess
 import tempfile
-import time
 
 import numpy as np
+
+from bench_timing import best_of_ms
 
 try:
     import torch
@@ -81,20 +82,6 @@ def torch_loop(a, b, reg, method, iterations, device):
     return u, v
 
 
-def timed(fn, repeat=3):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        if torch is not None and torch.cuda.is_available():
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
@@ -124,7 +111,7 @@ def main():
             g1 = ours("gpu", 1) if gpu else None  # the fixed part: set-up, one iteration, results
             big = a.size > 100_000  # the CPU only where it takes seconds, not minutes
             c = ours("cpu") if not big or not gpu else None
-            t = timed(lambda: torch_loop(a, b, reg, method, args.iterations, "cuda")) if gpu else None
+            t = best_of_ms(lambda: torch_loop(a, b, reg, method, args.iterations, "cuda")) if gpu else None
             tc = torch_cost(*torch_loop(a, b, reg, method, args.iterations, "cuda"), reg, method) if gpu else None
             close = lambda x, y: abs(x - y) <= 1e-9 * abs(y)
             agree = "-" if g is None else ("yes" if close(g["cost"], tc) and (c is None or close(g["cost"], c["cost"]))
