@@ -131,6 +131,8 @@ int runRegions(const std::vector<std::string>& args)
   ro.construction = a.construction;
   ro.filtration = a.filtration;
   ro.minPersistence = a.persistence;
+  ro.components = !a.enclosed; // only the kind asked for
+  ro.enclosed = a.enclosed;
   ro.threads = a.execution.threads;
   FeatureRegions regions;
   try

@@ -115,6 +115,16 @@ int main()
           const int dim = (shape[0] > 1) + (shape[1] > 1) + (shape[2] > 1);
           const int top = dim >= 2 ? dim - 1 : -1;
           const double sign = f == Filtration::Sublevel ? 1.0 : -1.0;
+          // One kind asked for: that kind's labels alone, the other's empty.
+          for (int kind = 0; kind < 2; ++kind)
+          {
+            FeatureRegionOptions one = ro;
+            one.components = kind == 0;
+            one.enclosed = kind == 1;
+            const FeatureRegions r1 = featureRegions(g, d, one);
+            expect(r1.labels[kind] == r.labels[kind] && r1.labels[1 - kind].empty(),
+              what + (kind ? ": enclosed alone" : ": components alone"));
+          }
           // Brute force: the regions of the selected pairs, innermost wins.
           std::vector<int32_t> expected[2];
           std::vector<int64_t> best[2];

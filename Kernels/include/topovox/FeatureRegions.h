@@ -57,6 +57,11 @@ struct FeatureRegionOptions
   // Each voxel's label: the innermost selected region holding it (default)
   // or the outermost (the whole extent a group of nested regions covers).
   bool innermost = true;
+  // Which kinds to label: components (dimension 0) and the top dimension's
+  // enclosed regions. A kind not asked for is not computed: its labels stay
+  // empty.
+  bool components = true;
+  bool enclosed = true;
   int threads = 0;
 };
 

@@ -364,6 +364,8 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
 
   for (int kind = 0; kind < (top > 0 ? 2 : 1); ++kind)
   {
+    if (!(kind == 0 ? o.components : o.enclosed))
+      continue; // not asked for: empty labels
     // No selected pair of this kind: no sweep, no label.
     bool wanted = false;
     for (size_t i = 0; i < diagram.pairs.size() && !wanted; ++i)
