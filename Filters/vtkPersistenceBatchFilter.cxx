@@ -29,7 +29,6 @@
 
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,24 +65,6 @@ struct ImageRow
   std::array<int64_t, 4> pairs;
   std::array<double, 4> total;
 };
-
-template <class T>
-std::vector<unsigned char> bytesOf(const std::vector<T>& rows)
-{
-  std::vector<unsigned char> out(rows.size() * sizeof(T));
-  if (!rows.empty())
-    std::memcpy(out.data(), rows.data(), out.size());
-  return out;
-}
-
-template <class T>
-void appendRows(const std::vector<unsigned char>& bytes, std::vector<T>& rows)
-{
-  const size_t n = bytes.size() / sizeof(T), at = rows.size();
-  rows.resize(at + n);
-  if (n)
-    std::memcpy(rows.data() + at, bytes.data(), n * sizeof(T));
-}
 
 template <class ArrayT>
 vtkSmartPointer<ArrayT> addColumn(vtkTable* table, const char* name, vtkIdType rows)
@@ -315,16 +296,16 @@ int vtkPersistenceBatchFilter::RequestData(
   }
   if (!warnings.empty())
     vtkWarningMacro(<< "Persistence batch: " << warnings);
-  const auto pairBytes = topovox_vtk::gatherBytesToRoot(this->Controller, ranks, bytesOf(pairs));
-  const auto imageBytes = topovox_vtk::gatherBytesToRoot(this->Controller, ranks, bytesOf(images));
+  const auto pairBytes = topovox_vtk::gatherBytesToRoot(this->Controller, ranks, topovox_vtk::bytesOf(pairs));
+  const auto imageBytes = topovox_vtk::gatherBytesToRoot(this->Controller, ranks, topovox_vtk::bytesOf(images));
   if (ranks > 1 && this->Controller->GetLocalProcessId() != 0)
     return 1;
   pairs.clear();
   images.clear();
   for (const auto& b : pairBytes)
-    appendRows(b, pairs);
+    topovox_vtk::appendRows(b, pairs);
   for (const auto& b : imageBytes)
-    appendRows(b, images);
+    topovox_vtk::appendRows(b, images);
   // Rank order interleaves the images: sort back by image (then pair).
   std::stable_sort(pairs.begin(), pairs.end(), [](const PairRow& a, const PairRow& b) { return a.image < b.image; });
   std::stable_sort(images.begin(), images.end(), [](const ImageRow& a, const ImageRow& b) { return a.image < b.image; });

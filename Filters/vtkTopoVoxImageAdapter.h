@@ -8,6 +8,7 @@
 #include "topovox/Device.h"
 #include "topovox/Grid.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,29 @@ std::vector<std::vector<unsigned char>> gatherBytesToRoot(
   vtkMultiProcessController* c, int ranks, const std::vector<unsigned char>& local);
 // Rank 0's `values` on every rank.
 void broadcastFromRoot(vtkMultiProcessController* c, int ranks, std::vector<long long>& values);
+
+// Rows of plain data (trivially copyable) as the bytes gatherBytesToRoot
+// moves, and back: appendRows adds the rows `bytes` holds, or returns false
+// (adding nothing) when they are not a whole number of rows.
+template <class T>
+std::vector<unsigned char> bytesOf(const std::vector<T>& rows)
+{
+  std::vector<unsigned char> out(rows.size() * sizeof(T));
+  if (!rows.empty())
+    std::memcpy(out.data(), rows.data(), out.size());
+  return out;
+}
+template <class T>
+bool appendRows(const std::vector<unsigned char>& bytes, std::vector<T>& rows)
+{
+  if (bytes.size() % sizeof(T))
+    return false;
+  const size_t n = bytes.size() / sizeof(T), at = rows.size();
+  rows.resize(at + n);
+  if (n)
+    std::memcpy(rows.data() + at, bytes.data(), n * sizeof(T));
+  return true;
+}
 
 // What a distributed filter's RequestData starts from: this rank's piece of
 // the image and its selected array (GetInputArrayInformation(0)),

@@ -4,7 +4,6 @@
 
 #include "vtkMultiProcessController.h"
 
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -42,21 +41,11 @@ void collectiveStep(vtkMultiProcessController* c, int ranks, const char* what, S
     throw std::runtime_error(error.empty() ? std::string("another rank failed while ") + what : error);
 }
 
-std::vector<unsigned char> int64Bytes(const std::vector<int64_t>& v)
-{
-  std::vector<unsigned char> b(v.size() * sizeof(int64_t));
-  if (!v.empty())
-    std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 std::vector<int64_t> bytesInt64(const std::vector<unsigned char>& b)
 {
-  if (b.size() % sizeof(int64_t))
+  std::vector<int64_t> v;
+  if (!topovox_vtk::appendRows(b, v))
     throw std::runtime_error("a rank sent a malformed boundary list");
-  std::vector<int64_t> v(b.size() / sizeof(int64_t));
-  if (!v.empty())
-    std::memcpy(v.data(), b.data(), b.size());
   return v;
 }
 }
@@ -106,7 +95,7 @@ topovox::PersistenceDiagram distributedPersistence(vtkMultiProcessController* c,
   std::vector<unsigned char> mine;
   collectiveStep(c, ranks, "computing Morse boundaries", [&] {
     if (piece)
-      mine = int64Bytes(piece->boundaries(std::vector<int64_t>(need.begin(), need.end())));
+      mine = topovox_vtk::bytesOf(piece->boundaries(std::vector<int64_t>(need.begin(), need.end())));
     piece.reset(); // the gradient is no longer needed
   });
   std::vector<std::vector<unsigned char>> lists = gatherBytesToRoot(c, ranks, mine);
