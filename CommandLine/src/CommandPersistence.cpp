@@ -289,6 +289,12 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
   Image layout; // one image's axes, without the samples (the table needs no more)
   layout.axes = stack.axes;
   layout.fortranOrder = image.fortranOrder;
+  // The whole table at once (an image column and topovox's nine), not grown
+  // and copied image by image.
+  size_t rows = 0;
+  for (const PersistenceDiagram& d : diagrams)
+    rows += d.pairs.size();
+  all.values.reserve(rows * 10);
   for (int64_t k = 0; k < count; ++k)
   {
     const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox);
