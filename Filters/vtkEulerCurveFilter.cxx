@@ -127,7 +127,7 @@ int vtkEulerCurveFilter::RequestData(
   // collective, so that no rank waits forever.
   topovox_vtk::ImagePiece in = topovox_vtk::readImagePiece(
     image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, false);
-  const std::string failure = topovox_vtk::agreeOnPieces(this->Controller, in.ranks, in.error);
+  const std::string failure = topovox_vtk::agreeOnError(this->Controller, in.ranks, in.error);
   if (!failure.empty())
   {
     vtkErrorMacro(<< "Euler curve: " << failure << ".");
@@ -208,14 +208,13 @@ int vtkEulerCurveFilter::RequestData(
   {
     error = e.what();
   }
-  long long failed = error.empty() ? 0 : 1;
-  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-  if (failed)
+  const std::string failed = topovox_vtk::agreeOnError(this->Controller, ranks, error, "failed on another rank");
+  if (!failed.empty())
   {
-    if (error == "aborted")
+    if (failed == "aborted")
       vtkWarningMacro(<< "Euler curve: aborted by the user.");
     else
-      vtkErrorMacro(<< "Euler curve: " << (error.empty() ? "failed on another rank" : error) << ".");
+      vtkErrorMacro(<< "Euler curve: " << failed << ".");
     return 0;
   }
   if (!warnings.empty())

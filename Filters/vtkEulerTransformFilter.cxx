@@ -178,7 +178,7 @@ int vtkEulerTransformFilter::RequestData(
     image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, false);
   if (in.error.empty() && this->Directions.size() % 3)
     in.error = "the directions must be given as (x, y, z) triples";
-  const std::string failure = topovox_vtk::agreeOnPieces(this->Controller, in.ranks, in.error);
+  const std::string failure = topovox_vtk::agreeOnError(this->Controller, in.ranks, in.error);
   if (!failure.empty())
   {
     vtkErrorMacro(<< "Euler transform: " << failure << ".");
@@ -272,14 +272,13 @@ int vtkEulerTransformFilter::RequestData(
   {
     error = e.what();
   }
-  long long failed = error.empty() ? 0 : 1;
-  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-  if (failed)
+  const std::string failed = topovox_vtk::agreeOnError(this->Controller, ranks, error, "failed on another rank");
+  if (!failed.empty())
   {
-    if (error == "aborted")
+    if (failed == "aborted")
       vtkWarningMacro(<< "Euler transform: aborted by the user.");
     else
-      vtkErrorMacro(<< "Euler transform: " << (error.empty() ? "failed on another rank" : error) << ".");
+      vtkErrorMacro(<< "Euler transform: " << failed << ".");
     return 0;
   }
   if (!warnings.empty())

@@ -204,12 +204,11 @@ int vtkPersistenceBatchFilter::RequestData(
         item.selected = topovox_vtk::selectedArray(this->GetInputArrayInformation(0), image, item.association);
       items.push_back(item);
     }
-    long long failed = error.empty() ? 0 : 1;
-    topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-    if (failed)
+    const std::string failed =
+      topovox_vtk::agreeOnError(this->Controller, ranks, error, "another rank's blocks are not images");
+    if (!failed.empty())
     {
-      vtkErrorMacro(<< "Persistence batch: " << (error.empty() ? "another rank's blocks are not images" : error)
-                    << ".");
+      vtkErrorMacro(<< "Persistence batch: " << failed << ".");
       return 0;
     }
   }
@@ -262,11 +261,10 @@ int vtkPersistenceBatchFilter::RequestData(
       error = e.what();
     }
   }
-  long long failed = error.empty() ? 0 : 1;
-  topovox_vtk::allReduceSum(this->Controller, ranks, failed);
-  if (failed)
+  const std::string failed = topovox_vtk::agreeOnError(this->Controller, ranks, error, "another rank failed");
+  if (!failed.empty())
   {
-    vtkErrorMacro(<< "Persistence batch: " << (error.empty() ? "another rank failed" : error) << ".");
+    vtkErrorMacro(<< "Persistence batch: " << failed << ".");
     return 0;
   }
 

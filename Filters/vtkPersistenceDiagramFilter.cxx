@@ -130,7 +130,7 @@ int vtkPersistenceDiagramFilter::RequestData(
   // agrees on errors before any other collective, so that none waits forever.
   const topovox_vtk::ImagePiece in = topovox_vtk::readImagePiece(
     image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, true);
-  const std::string failure = topovox_vtk::agreeOnPieces(this->Controller, in.ranks, in.error);
+  const std::string failure = topovox_vtk::agreeOnError(this->Controller, in.ranks, in.error);
   if (!failure.empty())
   {
     vtkErrorMacro(<< "Persistence diagram: " << failure << ".");

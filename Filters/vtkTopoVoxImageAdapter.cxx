@@ -389,13 +389,14 @@ ImagePiece readImagePiece(vtkImageData* image, vtkInformation* inInfo, vtkInform
   return p;
 }
 
-std::string agreeOnPieces(vtkMultiProcessController* controller, int ranks, const std::string& error)
+std::string agreeOnError(vtkMultiProcessController* controller, int ranks, const std::string& error,
+  const char* otherwise)
 {
   long long failed = error.empty() ? 0 : 1;
   allReduceSum(controller, ranks, failed);
   if (!failed)
     return {};
-  return error.empty() ? "another rank could not read its piece" : error;
+  return error.empty() ? otherwise : error;
 }
 
 bool readWholeImage(vtkAlgorithm* filter, const char* what, vtkImageData* image, int component,

@@ -134,7 +134,7 @@ bool appendRows(const std::vector<unsigned char>& bytes, std::vector<T>& rows)
 // What a distributed filter's RequestData starts from: this rank's piece of
 // the image and its selected array (GetInputArrayInformation(0)),
 // described for the kernels. `error` is empty or says what is wrong with
-// this rank's piece; the ranks must agree on it (agreeOnPieces) before any
+// this rank's piece; the ranks must agree on it (agreeOnError) before any
 // other collective, so that a bad piece on one rank cannot leave the others
 // waiting.
 struct ImagePiece
@@ -158,10 +158,11 @@ struct ImagePiece
 ImagePiece readImagePiece(vtkImageData* image, vtkInformation* inInfo, vtkInformation* outInfo,
   vtkInformation* arrayInfo, vtkMultiProcessController* controller, int component, bool wholeFromImage);
 
-// Every rank's agreement on `error` (this rank's piece, or a check of the
-// filter's own): empty when all are fine, else the message to report: this
-// rank's error, or that another rank could not read its piece.
-std::string agreeOnPieces(vtkMultiProcessController* controller, int ranks, const std::string& error);
+// Every rank's agreement on `error` (this rank's, empty when fine), a
+// collective: empty when all ranks are fine, else the message to report:
+// this rank's error, or `otherwise` when only other ranks failed.
+std::string agreeOnError(vtkMultiProcessController* controller, int ranks, const std::string& error,
+  const char* otherwise = "another rank could not read its piece");
 }
 
 #endif

@@ -162,6 +162,33 @@ std::vector<double> densityOf(const Image& image, const std::string& path)
   return v;
 }
 
+// Whether two inputs lie on one grid (the same axes and samples per axis).
+bool sameGrid(const Image& x, const Image& y)
+{
+  return x.axes == y.axes && x.dims[0] == y.dims[0] && x.dims[1] == y.dims[1] && x.dims[2] == y.dims[2];
+}
+
+// One pair of densities on the grid, with the options given; the solver's
+// refusals as usage errors, its warnings said.
+GridSinkhornResult solvePair(const std::vector<double>& from, const std::vector<double>& to, const int64_t dims[3],
+  const double spacing[3], const TransportArguments& a)
+{
+  SinkhornOptions o = a.options;
+  o.threads = a.execution.threads;
+  o.device = a.execution.device;
+  GridSinkhornResult r;
+  try
+  {
+    r = sinkhornGrid(from, to, dims, spacing, o);
+  }
+  catch (const std::invalid_argument& e)
+  {
+    throw UsageError(e.what());
+  }
+  warn(r.warnings);
+  return r;
+}
+
 // --grid with a series S0 S1 ... (three or more inputs): one row per pair
 // of steps, from, to, cost, iterations, error; one step in memory besides
 // the reference.
@@ -172,9 +199,6 @@ int runGridSeries(const std::vector<std::string>& positional, const TransportArg
     throw UsageError("--displacement and --potentials take two inputs, not a series");
   const TableFormat format = tableFormatFor(a.output);
   OutputFile output(a.output);
-  SinkhornOptions o = a.options;
-  o.threads = a.execution.threads;
-  o.device = a.execution.device;
   Table t;
   t.columns = { "from", "to", "cost", "iterations", "error" };
   std::vector<double> reference = densityOf(first, positional[0]);
@@ -182,21 +206,11 @@ int runGridSeries(const std::vector<std::string>& positional, const TransportArg
   for (size_t k = 1; k < positional.size(); ++k)
   {
     const Image image = readInputLogged(positional[k], InputOptions{}, a.execution.verbose);
-    if (image.axes != first.axes || image.dims[0] != first.dims[0] || image.dims[1] != first.dims[1] ||
-      image.dims[2] != first.dims[2])
+    if (!sameGrid(image, first))
       throw UsageError(positional[k] + " is " + image.describe() + ", " + positional[0] + " " + first.describe() +
         ": a series must share one grid");
     std::vector<double> density = densityOf(image, positional[k]);
-    GridSinkhornResult r;
-    try
-    {
-      r = sinkhornGrid(reference, density, first.dims, spacing, o);
-    }
-    catch (const std::invalid_argument& e)
-    {
-      throw UsageError(e.what());
-    }
-    warn(r.warnings);
+    const GridSinkhornResult r = solvePair(reference, density, first.dims, spacing, a);
     for (double v : { static_cast<double>(referenceStep), static_cast<double>(k), r.cost,
            static_cast<double>(r.iterations), r.error })
       t.values.push_back(v);
@@ -234,22 +248,10 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
   std::unique_ptr<OutputFile> displacementOut(a.displacement.empty() ? nullptr : new OutputFile(a.displacement));
   std::unique_ptr<OutputFile> potentialsOut(a.potentials.empty() ? nullptr : new OutputFile(a.potentials));
   const Image ib = readInputLogged(positional[1], InputOptions{}, a.execution.verbose);
-  if (ia.axes != ib.axes || ia.dims[0] != ib.dims[0] || ia.dims[1] != ib.dims[1] || ia.dims[2] != ib.dims[2])
+  if (!sameGrid(ia, ib))
     throw UsageError("A is " + ia.describe() + ", B " + ib.describe() + ": they must share one grid");
   const std::vector<double> A = densityOf(ia, positional[0]), B = densityOf(ib, positional[1]);
-  SinkhornOptions o = a.options;
-  o.threads = a.execution.threads;
-  o.device = a.execution.device;
-  GridSinkhornResult r;
-  try
-  {
-    r = sinkhornGrid(A, B, ia.dims, spacing, o);
-  }
-  catch (const std::invalid_argument& e)
-  {
-    throw UsageError(e.what());
-  }
-  warn(r.warnings);
+  const GridSinkhornResult r = solvePair(A, B, ia.dims, spacing, a);
   Table t;
   t.columns = { "cost", "iterations", "error" };
   t.values = { r.cost, static_cast<double>(r.iterations), r.error };
