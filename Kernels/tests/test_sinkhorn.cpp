@@ -4,12 +4,16 @@
 //    <plan, M>, and the scaling and log-domain methods agree;
 //  * --device gpu: the GPU's costs, plans, iterations and warnings equal the
 //    CPU's (sums in another order: relative 1e-9), for both methods, many
-//    pairs, zero marginal entries and too few iterations (exit 77 without a
-//    GPU).
+//    pairs, zero marginal entries and too few iterations, a regularisation
+//    so small that the scaling method fails on the first iteration (the
+//    numerical-error path, pair by pair), histograms longer than a thread
+//    block's shared memory would hold, and more pairs than a period of the
+//    stopping rule lets converge together (exit 77 without a GPU).
 #include "topovox/Sinkhorn.h"
 
 #include "KernelCheck.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -21,6 +25,116 @@ using kernel_check::expect;
 
 namespace
 {
+bool close(const std::vector<double>& x, const std::vector<double>& y, double tol);
+
+// Random normalised histograms (pairs x d) and the squared distance between
+// random points of [0, 1] as the cost.
+void randomProblem(std::mt19937_64& rng, int64_t pairs, int64_t d, std::vector<double>& a, std::vector<double>& b,
+  std::vector<double>& M)
+{
+  std::uniform_real_distribution<double> u01(0, 1);
+  std::vector<double> x(static_cast<size_t>(d));
+  for (auto& v : x)
+    v = u01(rng);
+  M.resize(static_cast<size_t>(d * d));
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j)
+      M[static_cast<size_t>(i * d + j)] = (x[static_cast<size_t>(i)] - x[static_cast<size_t>(j)]) *
+        (x[static_cast<size_t>(i)] - x[static_cast<size_t>(j)]);
+  a.resize(static_cast<size_t>(pairs * d));
+  b.resize(a.size());
+  for (auto* h : { &a, &b })
+    for (int64_t p = 0; p < pairs; ++p)
+    {
+      double sum = 0;
+      for (int64_t k = 0; k < d; ++k)
+        sum += ((*h)[static_cast<size_t>(p * d + k)] = u01(rng));
+      for (int64_t k = 0; k < d; ++k)
+        (*h)[static_cast<size_t>(p * d + k)] /= sum;
+    }
+}
+
+// The CPU's result; with `gpu`, the GPU's costs, plans, iterations and
+// warnings against it.
+SinkhornResult compareDevices(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& M,
+  int64_t pairs, int64_t d, SinkhornOptions o, const std::string& what, bool gpu)
+{
+  o.computePlans = true;
+  o.device = Device::CPU;
+  const SinkhornResult cpu = sinkhorn(a, b, M, pairs, d, o);
+  if (!gpu)
+    return cpu;
+  o.device = Device::GPU;
+  const SinkhornResult g = sinkhorn(a, b, M, pairs, d, o);
+  expect(g.device == Device::GPU, what + ": ran on the GPU");
+  expect(close(g.costs, cpu.costs, 1e-9) && close(g.plans, cpu.plans, 1e-9), what + ": GPU equals CPU");
+  expect(g.iterations == cpu.iterations, what + ": the same iterations");
+  expect(g.warnings.empty() == cpu.warnings.empty(), what + ": the same warnings");
+  return cpu;
+}
+
+// Cases for the GPU path's pair-by-pair stopping; on the CPU, that they
+// exercise it (the longest histograms only with a GPU).
+void stoppingCases(bool gpu)
+{
+  std::mt19937_64 rng(11);
+  std::vector<double> a, b, M;
+  // reg 1e-4: K underflows to 0 away from the diagonal; with a zero mass
+  // the CPU's (1 / a_i) K_ij products are inf x 0 = NaN: a numerical error
+  // at the first iteration, previous scalings kept, for that pair only.
+  randomProblem(rng, 5, 40, a, b, M);
+  for (int64_t k = 0; k < 40; ++k)
+    a[static_cast<size_t>(2 * 40 + k)] = k == 3 ? 0.0 : a[static_cast<size_t>(2 * 40 + k)];
+  SinkhornOptions tiny;
+  tiny.reg = 1e-4;
+  tiny.numItermax = 50;
+  const SinkhornResult failed = compareDevices(a, b, M, 5, 40, tiny, "reg 1e-4 with a zero mass", gpu);
+  const size_t at = failed.warnings.find("numerical errors");
+  expect(failed.warnings.find("pair 2: numerical errors at iteration 0") != std::string::npos &&
+      failed.warnings.find("numerical errors", at + 1) == std::string::npos && failed.iterations[2] == 1 &&
+      failed.iterations[0] == 50,
+    "reg 1e-4: only the pair with the zero mass fails, at the first iteration (" + failed.warnings + ")");
+  // Pairs of different difficulty (their masses spread unevenly) converge
+  // at different checks, each stopping on its own.
+  randomProblem(rng, 37, 64, a, b, M);
+  for (int64_t p = 0; p < 37; ++p)
+  {
+    double sum = 0;
+    for (int64_t k = 0; k < 64; ++k)
+      sum += (a[static_cast<size_t>(p * 64 + k)] = std::pow(a[static_cast<size_t>(p * 64 + k)], 1.0 + p / 6.0));
+    for (int64_t k = 0; k < 64; ++k)
+      a[static_cast<size_t>(p * 64 + k)] /= sum;
+  }
+  for (SinkhornMethod method : { SinkhornMethod::Sinkhorn, SinkhornMethod::SinkhornLog })
+  {
+    SinkhornOptions o;
+    o.reg = 0.2;
+    o.method = method;
+    o.numItermax = 500;
+    o.stopThr = 1e-7;
+    const SinkhornResult r = compareDevices(a, b, M, 37, 64, o, std::string("37 pairs ") +
+      (method == SinkhornMethod::Sinkhorn ? "scaling" : "log"), gpu);
+    const auto span = std::minmax_element(r.iterations.begin(), r.iterations.end());
+    expect(*span.first < *span.second && *span.second < 500,
+      "37 pairs: all converge, at different iterations (" + std::to_string(*span.first) + " to " +
+        std::to_string(*span.second) + ")");
+  }
+  if (!gpu)
+    return;
+  // Longer histograms than the shared memory of a block would hold.
+  randomProblem(rng, 3, 1300, a, b, M);
+  for (SinkhornMethod method : { SinkhornMethod::Sinkhorn, SinkhornMethod::SinkhornLog })
+    for (int iterations : { 3, 25 })
+    {
+      SinkhornOptions o;
+      o.reg = 0.05;
+      o.method = method;
+      o.numItermax = iterations;
+      compareDevices(a, b, M, 3, 1300, o, std::string("d 1300 ") +
+        (method == SinkhornMethod::Sinkhorn ? "scaling" : "log") + " iterations " + std::to_string(iterations), true);
+    }
+}
+
 bool close(const std::vector<double>& x, const std::vector<double>& y, double tol)
 {
   if (x.size() != y.size())
@@ -40,6 +154,7 @@ int main(int argc, char** argv)
   bool gpu = false;
   if (!kernel_check::deviceFromArguments(argc, argv, gpu))
     return 77;
+  stoppingCases(gpu);
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u01(0, 1);
   for (int64_t d : { 5, 33, 200 })

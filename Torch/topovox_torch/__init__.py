@@ -41,6 +41,9 @@ def _extension():
     if cuda_home and os.path.isdir(os.path.join(cuda_home, "lib64")):
         ldflags += ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart",
                     "-Wl,-rpath," + os.path.join(cuda_home, "lib64")]
+        # The kernels' grid transport calls cuBLAS (Kernels/CMakeLists.txt).
+        if glob.glob(os.path.join(cuda_home, "lib64", "libcublas.so*")):
+            ldflags.append("-lcublas")
     _ext = cpp_extension.load(
         name="topovox_torch_ext",
         sources=[os.path.join(_ROOT, "Torch", "csrc", "soft_euler_binding.cpp")],

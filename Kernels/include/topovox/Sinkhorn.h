@@ -2,8 +2,8 @@
 // share one cost matrix, with POT's (Python Optimal Transport) arguments,
 // defaults and iterations mirrored, on the CPU threads (pairs in parallel;
 // with fewer pairs than threads, the log domain's rows of a pair too: the
-// same results whatever the thread count) or the GPU (a thread block per
-// pair; the same updates, sums in another order).
+// same results whatever the thread count) or the GPU (all pairs at once:
+// the same updates, sums in another order).
 //
 // For each pair (a, b) of histograms of dimension d (a: source, b: target;
 // nonnegative) and the d x d cost M, the plan P minimising <P, M> - reg H(P)
@@ -44,9 +44,9 @@ struct SinkhornOptions
   double stopThr = 1e-9;
   bool computePlans = false;
   int threads = 0;
-  // Auto: the GPU when one is present and d <= 1200 (the scalings of a pair
-  // live in a thread block's shared memory), else the CPU. GPU: one thread
-  // block per pair, every iteration on the device.
+  // Auto: the GPU when one is present, else the CPU. GPU: all pairs at
+  // once, every iteration on the device; too little device memory falls
+  // back to the CPU with a warning.
   Device device = Device::Auto;
 };
 

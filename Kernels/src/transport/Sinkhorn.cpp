@@ -240,11 +240,10 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
     if (!std::isfinite(x))
       throw std::invalid_argument("the cost matrix must be finite");
 #ifdef TOPOVOX_WITH_CUDA
-  // Auto takes the GPU when there is one and the histograms fit its shared
-  // memory; asked for by name, too long histograms fall back with a warning.
+  // Auto takes the GPU when there is one; a failure there (too little
+  // device memory, say) falls back to the CPU with a warning.
   std::string warn;
-  const bool wanted = o.device == Device::GPU || transport::sinkhornFitsGPU(d);
-  if (wanted && resolveDevice(o.device, &warn) == Device::GPU)
+  if (resolveDevice(o.device, &warn) == Device::GPU)
   {
     try
     {
