@@ -1,12 +1,13 @@
 // SinkhornCUDA.cu - Sinkhorn's iterations (Sinkhorn.h) on the GPU for all
-// pairs at once, so that the cost matrix is streamed once per iteration for
-// the whole batch rather than once per pair:
-// * scaling method: K^T u and K v of every pair are two cuBLAS DGEMMs
-//   (pairs x d scalings against the d x d kernel), the divisions and the
-//   numerical-error test small element-wise kernels;
-// * log domain: one warp per row of -M / reg (or of its transpose) and a
-//   tile of pairs, each lane a one-pass log-sum-exp over its share of the
-//   row, the warp combining them: the row is read once for the tile.
+// pairs at once. Every half-iteration is one kernel over the rows of the
+// d x d matrix (K or its transpose; -M / reg or its transpose in the log
+// domain): for each row and pair, a sum over the row (a plain sum for
+// K^T u and K v, a one-pass log-sum-exp in the log domain) that the kernel
+// turns into the update itself (v = b / K^T u, the numerical-error test,
+// ...). One pair: a thread block per row, so that the whole GPU works on
+// it; several: a warp per row and two pairs, reading the row once for both.
+// The matrix and its transpose stay in L2 for histograms of thousands of
+// bins.
 // Each pair stops on its own (converged, or a numerical error that restores
 // its previous scalings), as in POT; the others go on. Ten iterations (one
 // checked, nine not: the stopping rule's period) are captured once as a CUDA
@@ -16,8 +17,6 @@
 #include "SinkhornBackends.h"
 
 #include "../common/CudaUtil.cuh"
-
-#include <cublas_v2.h>
 
 #include <algorithm>
 #include <cmath>
@@ -36,7 +35,6 @@ using cuda::check;
 using cuda::DeviceArray;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kPairTile = 4;   // pairs a warp of the log domain serves per row read
 constexpr int kCheckPeriod = 10; // POT checks the marginal every 10 iterations
 
 unsigned blocksFor(int64_t n)
@@ -49,13 +47,18 @@ unsigned blocksFor(int64_t n)
 
 // --- set-up ---------------------------------------------------------------
 
-__global__ void gibbsKernel(const double* M, double reg, int64_t n, double* K)
+// K = exp(-M / reg) (the CPU's expression) and its transpose.
+__global__ void gibbsKernel(const double* M, double reg, int d, double* K, double* KT)
 {
-  TOPOVOX_GRID_LOOP(k, n)
-  K[k] = exp(M[k] / (-reg));
+  TOPOVOX_GRID_LOOP(k, int64_t(d) * d)
+  {
+    const double x = exp(M[k] / (-reg));
+    K[k] = x;
+    KT[(k % d) * d + k / d] = x;
+  }
 }
 
-// Mr = -M / reg and its transpose (the CPU's values: one division each).
+// Mr = -M / reg (the CPU's values: one division each) and its transpose.
 __global__ void scaledCostKernel(const double* M, double reg, int d, double* Mr, double* MrT)
 {
   TOPOVOX_GRID_LOOP(k, int64_t(d) * d)
@@ -78,45 +81,200 @@ __global__ void logKernel(const double* x, int64_t n, double* out)
   out[k] = log(x[k]);
 }
 
-// --- scaling method --------------------------------------------------------
+// --- the row kernel ----------------------------------------------------------
 
-// v = b / K^T u for the running pairs, the previous v kept.
-__global__ void scalingVKernel(const double* ktu, const double* B, double* V, double* Vp, const int* active,
-  int64_t n, int d)
+// What a row kernel computes for pair p and row k, with x_l = X[k][l] and
+// s_l = s[p][l] (at = p * d + k):
+enum class Row
 {
-  TOPOVOX_GRID_LOOP(k, n)
+  ScaleV,        // v = b / (K^T u): X = K^T, s = u, mass = b; out = v, prev = the old v
+  ScaleU,        // u = 1 / ((K / a) v): X = K, s = v, mass = a; out = u, prev = the old u
+  ScaleResidual, // (K^T u) v - b: X = K^T, s = u, t = v, mass = b
+  LogUpdate,     // log mass - logsumexp_l (x_l + s_l): mass = log b (X = Mr^T, s = u) or log a (X = Mr, s = v)
+  LogResidual    // sum_l exp(x_l + s_l + t_k) - b: X = Mr^T, s = u, t = v, mass = b
+};
+
+struct RowArgs
+{
+  const double* X;
+  const double* s;
+  const double* t;
+  const double* mass;
+  const int* active;
+  int n, d;
+  double* out;
+  double* prev;
+  int* bad;
+};
+
+// Combines the one-pass log-sum-exp state (m, sum) with (m2, s2); plain
+// sums (Lse false) just add.
+template <bool Lse>
+__device__ inline void combine(double& m, double& sum, double m2, double s2)
+{
+  if (!Lse)
+    sum += s2;
+  else if (m2 > m)
   {
-    if (!active[k / d])
-      continue;
-    Vp[k] = V[k];
-    V[k] = B[k] / ktu[k];
+    sum = (m == -INFINITY ? 0.0 : sum * exp(m - m2)) + s2;
+    m = m2;
+  }
+  else if (m2 != -INFINITY)
+    sum += s2 * exp(m2 - m);
+}
+
+// The update of pair p at row k from its row's sum (and maximum m in the
+// log domain; zero: a product that is not positive, for ScaleU).
+template <Row R>
+__device__ void finishRow(const RowArgs& g, int64_t p, int64_t k, double m, double sum, bool zero)
+{
+  const int64_t at = p * g.d + k;
+  switch (R)
+  {
+    case Row::ScaleV:
+    {
+      const double v = g.mass[at] / sum;
+      g.prev[at] = g.out[at];
+      g.out[at] = v;
+      if (sum == 0 || !isfinite(v))
+        g.bad[p] = 1;
+      break;
+    }
+    case Row::ScaleU:
+    {
+      // The CPU sums ((1 / a_k) K_kl) v_l: with 1 / a_k infinite every term
+      // is inf, or NaN where K_kl v_l is 0 (u: 0, or NaN). Otherwise 1 / a_k
+      // scales the row's sum.
+      const double inverse = 1.0 / g.mass[at];
+      const double u = isinf(inverse) ? (zero ? NAN : 0.0) : 1.0 / (inverse * sum);
+      g.prev[at] = g.out[at];
+      g.out[at] = u;
+      if (!isfinite(u))
+        g.bad[p] = 1;
+      break;
+    }
+    case Row::ScaleResidual:
+      g.out[at] = sum * g.t[at] - g.mass[at];
+      break;
+    case Row::LogUpdate:
+      g.out[at] = g.mass[at] - (m == -INFINITY ? m : m + log(sum));
+      break;
+    case Row::LogResidual:
+      g.out[at] = sum - g.mass[at];
+      break;
   }
 }
 
-// u = 1 / ((K / a) v), the previous u kept, and the numerical-error test of
-// the iteration (a zero in K^T u, a NaN or inf in u or v). Where 1 / a_i is
-// infinite the row is summed as the CPU does, term by term ((inf K_ij) v_j:
-// NaN where a product is 0), so that the same rows fail; elsewhere 1 / a_i
-// scales the GEMM's row sum.
-__global__ void scalingUKernel(const double* kv, const double* ktu, const double* A, const double* K, const double* V,
-  double* U, double* Up, const int* active, int* bad, int64_t n, int d)
+// One term x_l s_l of pair p's row into a thread's (m, sum, zero).
+template <Row R>
+__device__ inline void addTerm(double x, double y, double shift, double& m, double& sum, bool& zero)
 {
-  TOPOVOX_GRID_LOOP(k, n)
+  if (R == Row::LogResidual)
+    sum += exp(x + y + shift);
+  else if (R == Row::LogUpdate)
+    combine<true>(m, sum, x + y, 1.0); // one pass: a new maximum rescales the sum
+  else
   {
-    const int64_t p = k / d, i = k % d;
-    if (!active[p])
+    sum += x * y;
+    if (R == Row::ScaleU)
+      zero = zero || !(x > 0 && y > 0);
+  }
+}
+
+// Warp-wide combination of (m, sum, zero): lane 0 holds the result.
+template <Row R>
+__device__ inline void warpCombine(double& m, double& sum, bool& zero)
+{
+  constexpr bool Lse = R == Row::LogUpdate;
+  for (int o = 16; o > 0; o >>= 1)
+  {
+    const double s2 = __shfl_down_sync(0xffffffffu, sum, o);
+    combine<Lse>(m, sum, Lse ? __shfl_down_sync(0xffffffffu, m, o) : 0.0, s2);
+    if (R == Row::ScaleU)
+      zero = __shfl_down_sync(0xffffffffu, zero, o) || zero;
+  }
+}
+
+// One pair: block b takes row k = b, its threads sharing the row (every
+// thread of the GPU busy on a single pair).
+template <Row R>
+__global__ void rowBlockKernel(RowArgs g)
+{
+  __shared__ double sharedM[kWarps], sharedSum[kWarps];
+  __shared__ int sharedZero[kWarps];
+  if (!g.active[0])
+    return;
+  const int64_t d = g.d, k = blockIdx.x;
+  const double shift = R == Row::LogResidual ? g.t[k] : 0.0;
+  double m = -INFINITY, sum = 0;
+  bool zero = false;
+  const double* row = g.X + k * d;
+  for (int64_t l = threadIdx.x; l < d; l += blockDim.x)
+    addTerm<R>(row[l], g.s[l], shift, m, sum, zero);
+  warpCombine<R>(m, sum, zero);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0)
+  {
+    sharedM[warp] = m;
+    sharedSum[warp] = sum;
+    sharedZero[warp] = zero;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0)
+    return;
+  for (int w = 1; w < kWarps; ++w)
+  {
+    combine<R == Row::LogUpdate>(m, sum, sharedM[w], sharedSum[w]);
+    zero = zero || sharedZero[w];
+  }
+  finishRow<R>(g, 0, k, m, sum, zero);
+}
+
+// Several pairs: warp w takes row k = w % d and pairs p0 .. p0 + Tile - 1
+// (p0 = w / d * Tile) that are still running, reading the row once for
+// them.
+template <Row R, int Tile>
+__global__ void rowWarpKernel(RowArgs g)
+{
+  const int64_t warp = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  const int64_t d = g.d, tiles = (g.n + Tile - 1) / Tile;
+  if (warp >= tiles * d)
+    return;
+  const int64_t k = warp % d, p0 = (warp / d) * Tile;
+  bool run[Tile], zero[Tile];
+  double m[Tile], sum[Tile], shift[Tile];
+  bool any = false;
+#pragma unroll
+  for (int q = 0; q < Tile; ++q)
+  {
+    run[q] = p0 + q < g.n && g.active[p0 + q];
+    any = any || run[q];
+    m[q] = -INFINITY;
+    sum[q] = 0;
+    zero[q] = false;
+    shift[q] = (R == Row::LogResidual && run[q]) ? g.t[(p0 + q) * d + k] : 0.0;
+  }
+  if (!any)
+    return; // the whole warp: its pairs have all stopped
+  const double* row = g.X + k * d;
+#pragma unroll 4
+  for (int64_t l = lane; l < d; l += 32)
+  {
+    const double x = row[l];
+#pragma unroll
+    for (int q = 0; q < Tile; ++q)
+      if (run[q])
+        addTerm<R>(x, g.s[(p0 + q) * d + l], shift[q], m[q], sum[q], zero[q]);
+  }
+#pragma unroll
+  for (int q = 0; q < Tile; ++q)
+  {
+    if (!run[q])
       continue;
-    Up[k] = U[k];
-    const double inverse = 1.0 / A[k];
-    double s = 0;
-    if (isinf(inverse))
-      for (int j = 0; j < d; ++j)
-        s += (inverse * K[i * d + j]) * V[p * d + j];
-    else
-      s = inverse * kv[k];
-    U[k] = 1.0 / s;
-    if (ktu[k] == 0 || !isfinite(U[k]) || !isfinite(V[k]))
-      bad[p] = 1;
+    warpCombine<R>(m[q], sum[q], zero[q]);
+    if (lane == 0)
+      finishRow<R>(g, p0 + q, k, m[q], sum[q], zero[q]);
   }
 }
 
@@ -130,85 +288,6 @@ __global__ void restoreKernel(double* U, double* V, const double* Up, const doub
     {
       U[k] = Up[k];
       V[k] = Vp[k];
-    }
-  }
-}
-
-// --- log domain ------------------------------------------------------------
-
-// Warp w takes row k = w % d of X (d x d) and pairs p0 .. p0 + kPairTile - 1:
-// * Lse: out[p][k] = mass[p][k] - logsumexp_l (X[k][l] + s[p][l]), with
-//   mass the log marginal; -inf when every term is -inf;
-// * else: out[p][k] = sum_l exp(X[k][l] + s[p][l] + t[p][k]) - mass[p][k],
-//   the marginal's residual (mass the marginal itself).
-template <bool Lse>
-__global__ void rowKernel(const double* __restrict__ X, const double* __restrict__ s, const double* __restrict__ t,
-  const double* __restrict__ mass, const int* __restrict__ active, int n, int d, double* out)
-{
-  const int64_t warp = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5;
-  const int lane = threadIdx.x & 31;
-  const int64_t tiles = (n + kPairTile - 1) / kPairTile;
-  if (warp >= tiles * d)
-    return;
-  const int64_t k = warp % d, p0 = (warp / d) * kPairTile;
-  bool run[kPairTile];
-  double m[kPairTile], sum[kPairTile], shift[kPairTile];
-  bool any = false;
-  for (int q = 0; q < kPairTile; ++q)
-  {
-    run[q] = p0 + q < n && active[p0 + q];
-    any = any || run[q];
-    m[q] = -INFINITY;
-    sum[q] = 0;
-    shift[q] = (!Lse && run[q]) ? t[(p0 + q) * d + k] : 0.0;
-  }
-  if (!any)
-    return;
-  const double* row = X + k * d;
-  for (int l = lane; l < d; l += 32)
-  {
-    const double x = row[l];
-    for (int q = 0; q < kPairTile; ++q)
-    {
-      if (!run[q])
-        continue;
-      const double term = x + s[(p0 + q) * d + l];
-      if (!Lse)
-        sum[q] += exp(term + shift[q]);
-      else if (term > m[q])
-      {
-        // One pass: a new maximum rescales what was summed so far.
-        sum[q] = (m[q] == -INFINITY ? 0.0 : sum[q] * exp(m[q] - term)) + 1.0;
-        m[q] = term;
-      }
-      else if (term != -INFINITY)
-        sum[q] += exp(term - m[q]);
-    }
-  }
-  for (int q = 0; q < kPairTile; ++q)
-  {
-    if (!run[q])
-      continue;
-    for (int o = 16; o > 0; o >>= 1)
-    {
-      const double m2 = __shfl_down_sync(0xffffffffu, m[q], o), s2 = __shfl_down_sync(0xffffffffu, sum[q], o);
-      if (!Lse)
-        sum[q] += s2;
-      else if (m2 > m[q])
-      {
-        sum[q] = (m[q] == -INFINITY ? 0.0 : sum[q] * exp(m[q] - m2)) + s2;
-        m[q] = m2;
-      }
-      else if (m2 != -INFINITY)
-        sum[q] += s2 * exp(m2 - m[q]);
-    }
-    if (lane == 0)
-    {
-      const int64_t at = (p0 + q) * d + k;
-      if (Lse)
-        out[at] = mass[at] - (m[q] == -INFINITY ? m[q] : m[q] + log(sum[q]));
-      else
-        out[at] = sum[q] - mass[at];
     }
   }
 }
@@ -229,9 +308,8 @@ __device__ double blockSum(double v, double* scratch)
   return total; // thread 0's
 }
 
-// One block per running pair: ||r||_2 with r = ktu v - b (scaling method)
-// or the residual the row kernel left in ktu (log domain, v null).
-__global__ void errorKernel(const double* ktu, const double* V, const double* B, const int* active, int d, double* err)
+// One block per running pair: ||r||_2 of its residual r (a row kernel's).
+__global__ void errorKernel(const double* residual, const int* active, int d, double* err)
 {
   __shared__ double scratch[kWarps];
   const int64_t p = blockIdx.x;
@@ -240,8 +318,7 @@ __global__ void errorKernel(const double* ktu, const double* V, const double* B,
   double s = 0;
   for (int j = threadIdx.x; j < d; j += blockDim.x)
   {
-    const int64_t k = p * d + j;
-    const double r = V ? ktu[k] * V[k] - B[k] : ktu[k];
+    const double r = residual[p * d + j];
     s += r * r;
   }
   s = blockSum(s, scratch);
@@ -299,8 +376,9 @@ __global__ void stepKernel(int* active, int* bad, int* status, int* iterations, 
 
 // Per pair (blockIdx.y on), block sums of P_ij M_ij, the plan written when
 // asked.
-__global__ void costKernel(const double* U, const double* V, const double* K, const double* Mr, const double* M,
-  int n, int d, bool logDomain, double* plans, double* partials)
+// X: K, or -M / reg in the log domain.
+__global__ void costKernel(const double* U, const double* V, const double* X, int n, int d, bool logDomain,
+  double* plans, double* partials, const double* M)
 {
   __shared__ double scratch[kWarps];
   const int64_t dd = int64_t(d) * d;
@@ -312,7 +390,7 @@ __global__ void costKernel(const double* U, const double* V, const double* K, co
     for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < dd; k += int64_t(gridDim.x) * blockDim.x)
     {
       const int64_t i = k / d, j = k % d;
-      const double x = logDomain ? exp(Mr[k] + u[i] + v[j]) : u[i] * K[k] * v[j];
+      const double x = logDomain ? exp(X[k] + u[i] + v[j]) : u[i] * X[k] * v[j];
       s += x * M[k];
       if (plans)
         plans[p * dd + k] = x;
@@ -337,39 +415,37 @@ __global__ void costSumKernel(const double* partials, int parts, int n, double* 
 
 // --- host side -----------------------------------------------------------------
 
-void checkBlas(cublasStatus_t status, const char* what)
+// One stream per host thread and device, made on first use and kept for
+// the process (never destroyed: at exit the CUDA runtime may be gone before
+// thread-local destructors would run).
+cudaStream_t solverStream()
 {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
-}
-
-// One stream and cuBLAS handle (with its workspace, so that cuBLAS
-// allocates nothing while a graph is captured) per host thread and device,
-// made on first use and kept for the process: cublasCreate takes
-// milliseconds, more than a small solve. Never destroyed: at exit the CUDA
-// runtime may be gone before thread-local destructors would run.
-struct BlasContext
-{
-  cudaStream_t stream = nullptr;
-  cublasHandle_t blas = nullptr;
-};
-BlasContext blasContext()
-{
-  thread_local std::map<int, BlasContext> contexts;
+  thread_local std::map<int, cudaStream_t> streams;
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  const auto found = contexts.find(device);
-  if (found != contexts.end())
+  const auto found = streams.find(device);
+  if (found != streams.end())
     return found->second;
-  constexpr size_t kWorkspace = size_t(16) << 20;
-  BlasContext c;
-  void* workspace = nullptr;
-  check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cudaMalloc(&workspace, kWorkspace), "cudaMalloc");
-  checkBlas(cublasCreate(&c.blas), "cublasCreate");
-  checkBlas(cublasSetStream(c.blas, c.stream), "cublasSetStream");
-  checkBlas(cublasSetWorkspace(c.blas, workspace, kWorkspace), "cublasSetWorkspace");
-  return contexts[device] = c;
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return streams[device] = s;
+}
+
+// A row kernel over every row and running pair: one pair, a block per
+// row; several, a warp per row and pair of pairs (measured on an H200 at
+// d = 1024, 16 pairs: tiles of 2 pairs beat 4 and 8, which leave too few
+// warps to hide the latency of the row's reads and exps).
+constexpr int kPairTile = 2;
+template <Row R>
+void launchRows(const RowArgs& g, cudaStream_t s)
+{
+  if (g.n == 1)
+  {
+    rowBlockKernel<R><<<static_cast<unsigned>(g.d), kThreads, 0, s>>>(g);
+    return;
+  }
+  const int64_t warps = (g.n + kPairTile - 1) / kPairTile * int64_t(g.d);
+  rowWarpKernel<R, kPairTile><<<static_cast<unsigned>((warps + kWarps - 1) / kWarps), kThreads, 0, s>>>(g);
 }
 
 // The device arrays of one solve, carved from one allocation (one
@@ -464,9 +540,9 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;
   const int d = static_cast<int>(d64), n = static_cast<int>(pairs);
   const size_t dd = size_t(d64 * d64), nd = size_t(pairs * d64), ns = static_cast<size_t>(pairs);
-  // Memory: M and K (or M, -M / reg and its transpose), eight pairs x d
-  // arrays, the plans when asked.
-  const double need = 8.0 * ((logDomain ? 3.0 : 2.0) * double(dd) + 8.0 * double(nd) +
+  // Memory: M, K and its transpose (or -M / reg and its transpose), seven
+  // pairs x d arrays, the plans when asked.
+  const double need = 8.0 * (3.0 * double(dd) + 7.0 * double(nd) +
     (o.computePlans ? double(nd) * double(d) : 0.0));
   size_t freeBytes = 0, totalBytes = 0;
   check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
@@ -474,29 +550,19 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
     throw std::runtime_error("not enough GPU memory for " + std::to_string(pairs) + " pairs of d = " +
       std::to_string(d64) + " (" + std::to_string(static_cast<long long>(need / (1 << 20))) + " MiB)");
 
-  const BlasContext ctx = blasContext();
-  cudaStream_t s = ctx.stream;
+  cudaStream_t s = solverStream();
   const int parts = static_cast<int>(std::min<int64_t>(64, (int64_t(dd) + kThreads - 1) / kThreads));
-  double *dA, *dB, *dM, *dK = nullptr, *dMr = nullptr, *dMrT = nullptr, *dLA = nullptr, *dLB = nullptr, *dU, *dV,
-    *dUp = nullptr, *dVp = nullptr, *dT1, *dT2, *dErr, *dErrors, *dCosts, *dPartials, *dPlans = nullptr;
+  // The matrix X and its transpose XT: K or -M / reg.
+  double *dA, *dB, *dM, *dX, *dXT, *dLA = nullptr, *dLB = nullptr, *dU, *dV, *dUp = nullptr, *dVp = nullptr, *dR,
+    *dErr, *dErrors, *dCosts, *dPartials, *dPlans = nullptr;
   int *dActive, *dBad, *dStatus, *dIterations, *dCounter, *dRunning;
   DeviceSlab slab;
-  for (double** x : { &dA, &dB, &dU, &dV, &dT1, &dT2 })
+  for (double** x : { &dA, &dB, &dU, &dV, &dR })
     slab.add(*x, nd);
-  slab.add(dM, dd);
-  if (logDomain)
-  {
-    slab.add(dMr, dd);
-    slab.add(dMrT, dd);
-    slab.add(dLA, nd);
-    slab.add(dLB, nd);
-  }
-  else
-  {
-    slab.add(dK, dd);
-    slab.add(dUp, nd);
-    slab.add(dVp, nd);
-  }
+  for (double** x : { &dM, &dX, &dXT })
+    slab.add(*x, dd);
+  slab.add(logDomain ? dLA : dUp, nd); // log marginals, or the previous scalings
+  slab.add(logDomain ? dLB : dVp, nd);
   for (double** x : { &dErr, &dErrors, &dCosts })
     slab.add(*x, ns);
   slab.add(dPartials, ns * size_t(parts));
@@ -527,53 +593,37 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   }
   if (logDomain)
   {
-    scaledCostKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dMr, dMrT);
+    scaledCostKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT);
     logKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dA, int64_t(nd), dLA);
     logKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dB, int64_t(nd), dLB);
   }
   else
-    gibbsKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, int64_t(dd), dK);
+    gibbsKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT);
   fillKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dU, int64_t(nd), logDomain ? 0.0 : 1.0 / d);
   fillKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dV, int64_t(nd), logDomain ? 0.0 : 1.0 / d);
   check(cudaGetLastError(), "Sinkhorn set-up");
 
-  const double one = 1.0, zero = 0.0;
-  const unsigned rowBlocks =
-    static_cast<unsigned>(((n + kPairTile - 1) / kPairTile * int64_t(d) + kWarps - 1) / kWarps);
   // One iteration for every running pair; `checked`: the marginal too.
+  auto rows = [&](const double* X, const double* x, const double* t, const double* mass, double* out,
+                double* prev) { return RowArgs{ X, x, t, mass, dActive, n, d, out, prev, dBad }; };
   auto iteration = [&](bool checked) {
     if (logDomain)
     {
-      rowKernel<true><<<rowBlocks, kThreads, 0, s>>>(dMrT, dU, nullptr, dLB, dActive, n, d, dV);
-      rowKernel<true><<<rowBlocks, kThreads, 0, s>>>(dMr, dV, nullptr, dLA, dActive, n, d, dU);
+      launchRows<Row::LogUpdate>(rows(dXT, dU, nullptr, dLB, dV, nullptr), s);
+      launchRows<Row::LogUpdate>(rows(dX, dV, nullptr, dLA, dU, nullptr), s);
       if (checked)
-      {
-        rowKernel<false><<<rowBlocks, kThreads, 0, s>>>(dMrT, dU, dV, dB, dActive, n, d, dT1);
-        errorKernel<<<static_cast<unsigned>(n), kThreads, 0, s>>>(dT1, nullptr, dB, dActive, d, dErr);
-      }
+        launchRows<Row::LogResidual>(rows(dXT, dU, dV, dB, dR, nullptr), s);
     }
     else
     {
-      // Row-major pairs x d scalings are column-major d x pairs for cuBLAS,
-      // and K's rows its columns: K^T u is op N, K v is op T.
-      checkBlas(cublasDgemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, d, n, d, &one, dK, d, dU, d, &zero, dT1, d),
-        "cublasDgemm");
-      scalingVKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dT1, dB, dV, dVp, dActive,
-        int64_t(nd), d);
-      checkBlas(cublasDgemm(ctx.blas, CUBLAS_OP_T, CUBLAS_OP_N, d, n, d, &one, dK, d, dV, d, &zero, dT2, d),
-        "cublasDgemm");
-      scalingUKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dT2, dT1, dA, dK, dV, dU,
-        dUp, dActive, dBad, int64_t(nd), d);
-      restoreKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dU, dV, dUp, dVp, dActive,
-        dBad, int64_t(nd), d);
+      launchRows<Row::ScaleV>(rows(dXT, dU, nullptr, dB, dV, dVp), s);
+      launchRows<Row::ScaleU>(rows(dX, dV, nullptr, dA, dU, dUp), s);
+      restoreKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dU, dV, dUp, dVp, dActive, dBad, int64_t(nd), d);
       if (checked)
-      {
-        checkBlas(cublasDgemm(ctx.blas, CUBLAS_OP_N, CUBLAS_OP_N, d, n, d, &one, dK, d, dU, d, &zero, dT2,
-                    d),
-          "cublasDgemm");
-        errorKernel<<<static_cast<unsigned>(n), kThreads, 0, s>>>(dT2, dV, dB, dActive, d, dErr);
-      }
+        launchRows<Row::ScaleResidual>(rows(dXT, dU, dV, dB, dR, nullptr), s);
     }
+    if (checked)
+      errorKernel<<<static_cast<unsigned>(n), kThreads, 0, s>>>(dR, dActive, d, dErr);
     stepKernel<<<1, kThreads, 0, s>>>(dActive, dBad, dStatus, dIterations, dErrors, dErr, n,
       checked, o.stopThr, dCounter, dRunning);
   };
@@ -606,7 +656,7 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
 
   // Costs (and plans) from the final scalings.
   costKernel<<<dim3(static_cast<unsigned>(parts), static_cast<unsigned>(std::min(n, 65535))), kThreads, 0, s>>>(
-    dU, dV, dK, dMr, dM, n, d, logDomain, o.computePlans ? dPlans : nullptr, dPartials);
+    dU, dV, dX, n, d, logDomain, o.computePlans ? dPlans : nullptr, dPartials, dM);
   costSumKernel<<<blocksFor(n), kThreads, 0, s>>>(dPartials, parts, n, dCosts);
   check(cudaGetLastError(), "Sinkhorn cost");
 
