@@ -122,8 +122,9 @@ int vtkTemporalTransportFilter::RequestData(
           "), or its array is not of the same kind";
       else
       {
-        const topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
+        topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
           this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, this->NumberOfThreads);
+        o.computeFields = false; // the table holds costs only
         try
         {
           Row row{ s.loop.time(s.referenceStep), s.loop.time(step), static_cast<int>(s.referenceStep),

@@ -22,9 +22,10 @@ using namespace topovox;
 
 int main(int argc, char** argv)
 {
-  if (argc != 10)
+  if (argc != 10 && argc != 11)
   {
-    std::fprintf(stderr, "usage: bench_grid_transport A.raw B.raw NX NY NZ REG METHOD ITERATIONS DEVICE\n");
+    std::fprintf(stderr, "usage: bench_grid_transport A.raw B.raw NX NY NZ REG METHOD ITERATIONS DEVICE [cost]\n"
+                         "  cost: the cost alone (no potentials, gradients or displacement)\n");
     return 2;
   }
   const int64_t dims[3] = { std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]) };
@@ -36,6 +37,7 @@ int main(int argc, char** argv)
   o.numItermax = std::atoi(argv[8]);
   o.stopThr = 0;
   o.device = std::string(argv[9]) == "gpu" ? Device::GPU : Device::CPU;
+  o.computeFields = argc != 11 || std::string(argv[10]) != "cost";
   const double spacing[3] = { 1, 1, 1 };
   GridSinkhornResult r = sinkhornGrid(a, b, dims, spacing, o);
   double best = 1e300;

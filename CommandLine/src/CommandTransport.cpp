@@ -170,10 +170,12 @@ bool sameGrid(const Image& x, const Image& y)
 
 // One pair of densities on the grid, with the options given; the solver's
 // refusals as usage errors, its warnings said.
+// fields: the potentials and displacement too, not only the cost.
 GridSinkhornResult solvePair(const std::vector<double>& from, const std::vector<double>& to, const int64_t dims[3],
-  const double spacing[3], const TransportArguments& a)
+  const double spacing[3], const TransportArguments& a, bool fields)
 {
   SinkhornOptions o = a.options;
+  o.computeFields = fields;
   o.threads = a.execution.threads;
   o.device = a.execution.device;
   GridSinkhornResult r;
@@ -210,7 +212,7 @@ int runGridSeries(const std::vector<std::string>& positional, const TransportArg
       throw UsageError(positional[k] + " is " + image.describe() + ", " + positional[0] + " " + first.describe() +
         ": a series must share one grid");
     std::vector<double> density = densityOf(image, positional[k]);
-    const GridSinkhornResult r = solvePair(reference, density, first.dims, spacing, a);
+    const GridSinkhornResult r = solvePair(reference, density, first.dims, spacing, a, false);
     for (double v : { static_cast<double>(referenceStep), static_cast<double>(k), r.cost,
            static_cast<double>(r.iterations), r.error })
       t.values.push_back(v);
@@ -251,7 +253,7 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
   if (!sameGrid(ia, ib))
     throw UsageError("A is " + ia.describe() + ", B " + ib.describe() + ": they must share one grid");
   const std::vector<double> A = densityOf(ia, positional[0]), B = densityOf(ib, positional[1]);
-  const GridSinkhornResult r = solvePair(A, B, ia.dims, spacing, a);
+  const GridSinkhornResult r = solvePair(A, B, ia.dims, spacing, a, displacementOut || potentialsOut);
   Table t;
   t.columns = { "cost", "iterations", "error" };
   t.values = { r.cost, static_cast<double>(r.iterations), r.error };

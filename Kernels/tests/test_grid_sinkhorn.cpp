@@ -58,6 +58,12 @@ void compareDevices(const std::vector<double>& a, const std::vector<double>& b, 
     displacement = displacement && close(gpu.displacement[k], cpu.displacement[k], 1e-10);
   expect(potentials, what + ": potentials within 1e-10");
   expect(displacement, what + ": displacement within 1e-10");
+  // The cost alone: the same cost and iterations, no fields.
+  o.computeFields = false;
+  const GridSinkhornResult bare = sinkhornGrid(a, b, dims, spacing, o);
+  expect(bare.cost == gpu.cost && bare.iterations == gpu.iterations && bare.warnings == gpu.warnings &&
+      bare.sourcePotential.empty() && bare.displacement.empty() && bare.sourceGradient.empty(),
+    what + ": the cost alone on the GPU equals the cost with the fields, and no field comes back");
 }
 } // namespace
 
@@ -166,6 +172,11 @@ int main(int argc, char** argv)
         }
         expect(planOk, what + ": the plan from the potentials equals the dense plan");
         expect(displacementOk, what + ": the displacement equals the dense plan's barycentres");
+        o.computeFields = false;
+        const GridSinkhornResult bare = sinkhornGrid(a, b, dims, spacing, o);
+        expect(bare.cost == grid.cost && bare.iterations == grid.iterations && bare.error == grid.error &&
+            bare.sourcePotential.empty() && bare.targetGradient.empty() && bare.displacement.empty(),
+          what + ": the cost alone equals the cost with the fields, and no field is made");
       }
   if (gpu)
   {

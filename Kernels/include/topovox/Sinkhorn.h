@@ -43,6 +43,10 @@ struct SinkhornOptions
   int numItermax = 1000;
   double stopThr = 1e-9;
   bool computePlans = false;
+  // The grid solver (GridSinkhorn.h): the potentials, gradients and
+  // displacement per voxel; false: the cost alone (nothing per voxel is
+  // computed or comes back from the GPU: what a series of costs needs).
+  bool computeFields = true;
   int threads = 0;
   // Auto: the GPU when one is present, else the CPU. GPU: all pairs at
   // once, every iteration on the device; too little device memory falls

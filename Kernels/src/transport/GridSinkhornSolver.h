@@ -104,6 +104,15 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
 
   // Potentials, cost and barycentres from u, v and the kernel's products,
   // where the backend holds them: only the results come back.
+  if (!o.computeFields)
+  {
+    for (int axis = 0; axis < 3; ++axis)
+    {
+      be.apply(static_cast<FactorSet>(CostX + axis), Buffer::V, Buffer::Scratch);
+      r.cost += be.costAlong(Buffer::Scratch);
+    }
+    return r;
+  }
   be.potentials(o.reg, r.sourcePotential, r.targetPotential);
   const size_t n = r.sourcePotential.size();
   // The gradients: the potentials centred over the voxels of positive mass.
