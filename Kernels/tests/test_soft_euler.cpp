@@ -298,6 +298,7 @@ int main(int argc, char** argv)
       for (int t = 0; t < 1500; ++t) // beyond the shared-memory accumulators
         many.thresholds.push_back(-0.5 + 2.0 * t / 1500);
       compareDevices<double>("1500 thresholds " + cn, many, 1e-9);
+      compareDevices<float>("1500 thresholds float32 " + cn, many, 2e-3); // 47 chunks of 32, the last partial
     }
 #endif
   return kernel_check::finish();

@@ -102,6 +102,27 @@ def check(device):
             (small, t, u, a), eps=1e-6, atol=1e-5,
             # The GPU sums with atomics: their order, hence the last bits, vary.
             nondet_tol=1e-12 if device != "cpu" else 0.0), what + ": gradcheck")
+    # float32 (computed in float on the GPU): within float tolerance of the
+    # float64 reference on the same values, forward and every gradient.
+    for construction, shape in itertools.product(("V", "T"), ((2, 1, 40, 33), (1, 1, 9, 12, 10))):
+        what = "%s %s %s float32" % (device, construction, "x".join(map(str, shape)))
+        x = torch.rand(shape, dtype=torch.float64, device=device)
+        t = torch.linspace(-0.3, 1.4, 70, dtype=torch.float64, device=device)  # three chunks of 32
+        u = torch.tensor([0.3, -0.5, 0.8], dtype=torch.float64, device=device)
+        a = torch.tensor([0.2], dtype=torch.float64, device=device)
+        inputs64 = [v.clone().requires_grad_(True) for v in (x, t, u, a)]
+        inputs32 = [v.float().requires_grad_(True) for v in (x, t, u, a)]
+        chi64 = SoftEulerFunction.apply(*inputs64, 5.0, 1.0, construction, (0, 0, 0), (1, 1, 1))
+        chi32 = SoftEulerFunction.apply(*inputs32, 5.0, 1.0, construction, (0, 0, 0), (1, 1, 1))
+        scale = chi64.abs().max().item()
+        expect(chi32.dtype == torch.float32 and torch.allclose(chi32.double(), chi64, rtol=1e-4, atol=1e-5 * scale),
+               what + ": forward within float tolerance of float64")
+        g = torch.randn_like(chi64)
+        ours = torch.autograd.grad((chi32 * g.float()).sum(), inputs32)
+        theirs = torch.autograd.grad((chi64 * g).sum(), inputs64)
+        for name, o, r in zip(("images", "thresholds", "direction", "alpha"), ours, theirs):
+            expect(torch.allclose(o.double(), r, rtol=1e-3, atol=1e-4 * max(1.0, r.abs().max().item())),
+                   what + ": d/d" + name + " within float tolerance of float64")
     # The layer: a step of gradient descent moves every parameter.
     layer = EulerCurveLayer(torch.linspace(0, 1, 5), direction=(1.0, 1.0, 0.0), alpha=0.5).to(device)
     x = torch.rand(4, 1, 16, 16, device=device)

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -43,5 +44,33 @@ struct DeviceArray
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 };
+
+// A device buffer of at least `bytes` for the calling host thread on the
+// current device, reused by its later calls and grown when too small: for
+// the small per-call accumulators of kernels that run many times a second
+// (a cudaMalloc / cudaFree pair costs more than their launch). Kept for the
+// process, never freed: at exit the CUDA runtime may be gone before
+// thread-local destructors would run. Valid until the thread's next call.
+inline void* threadScratch(size_t bytes)
+{
+  struct Buffer
+  {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+  thread_local std::map<int, Buffer> buffers;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  Buffer& b = buffers[device];
+  if (b.bytes < bytes)
+  {
+    if (b.ptr)
+      cudaFree(b.ptr);
+    b = Buffer{};
+    check(cudaMalloc(&b.ptr, bytes), "cudaMalloc");
+    b.bytes = bytes;
+  }
+  return b.ptr;
+}
 }
 }

@@ -1,9 +1,12 @@
 // SoftEulerCUDA.cu - the differentiable Euler curve on the GPU: one thread
 // per voxel (grid-stride, warps together) runs SoftEulerVoxel.h, the CPU
-// path's own code; per-threshold sums are reduced within each warp by
-// shuffles, then through shared-memory double accumulators, with one round
-// of global atomics per block. Every input stays in GPU memory: the
-// direction, alpha and thresholds are read by the kernels themselves.
+// path's own code, for its height and signed cell count; the per-threshold
+// terms of a warp's 32 voxels are summed by a reduce-scatter (a lane per
+// threshold), then through shared-memory double accumulators, with one round
+// of global atomics per block. Float images' terms are computed in float
+// (double images' in double): the GPU's float rate is many times its
+// double rate. Every input stays in GPU memory: the direction, alpha and
+// thresholds are read by the kernels themselves.
 #include "SoftEulerBackends.h"
 
 #include "../common/CudaUtil.cuh"
@@ -42,15 +45,67 @@ __device__ __forceinline__ double warpSum(double v)
   return v;
 }
 
+// The arithmetic of the per-threshold terms: float images in float (the
+// sigmoid by the hardware's exp: its error, about 1e-7 relative, is below
+// float32's own; the argument lambda (t - h) is formed in double, so that
+// large heights lose nothing), double images in double.
+// kScatter: the terms of 32 thresholds at a time, summed by reduce-scatter
+// (float: 32 terms in 32 registers); double keeps one threshold at a time
+// (32 doubles would take 64 registers and halve the threads per SM).
+template <typename T>
+struct TermMath
+{
+  using Acc = double;
+  static constexpr bool kScatter = false;
+  __device__ static double sigmoid(double z) { return softSigmoid(z); }
+};
+template <>
+struct TermMath<float>
+{
+  using Acc = float;
+  static constexpr bool kScatter = true;
+  __device__ static float sigmoid(double z) { return __fdividef(1.0f, 1.0f + __expf(-static_cast<float>(z))); }
+};
+
+// 32 values per lane in, and lane l returns the sum over the warp's lanes
+// of value l: a reduce-scatter in 31 shuffles, where a sum per value would
+// take 32 x 5. At step O (16, 8, ..., 1) a lane keeps the half of its first
+// 2 O values whose index has the lane's bit O, adding the partner's copy of
+// that half. One template per step, so that every index is a constant and
+// v stays in registers (a loop over O leaves it in local memory).
+template <int O, typename Acc>
+__device__ __forceinline__ void reduceScatterStep(Acc (&v)[32], int lane)
+{
+  const bool upper = (lane & O) != 0;
+#pragma unroll
+  for (int j = 0; j < O; ++j)
+  {
+    const Acc low = v[j], high = v[j + O];
+    v[j] = (upper ? high : low) + __shfl_xor_sync(0xffffffffu, upper ? low : high, O);
+  }
+  if constexpr (O > 1)
+    reduceScatterStep<O / 2>(v, lane);
+}
+
+template <typename Acc>
+__device__ __forceinline__ Acc reduceScatter(Acc (&v)[32], int lane)
+{
+  reduceScatterStep<16>(v, lane);
+  return v[0];
+}
+
 // acc[b * nt + t] += sum over voxels c sigmoid(lambda (t - h)). Warps walk
-// the voxels together (32 consecutive voxels a step) so that each
-// threshold's contributions are summed in registers by shuffles, and lane 0
-// alone adds them to the block's shared accumulators: one shared atomic per
-// warp and threshold, none at all where the whole warp owns no signed cell.
+// the voxels together (32 consecutive voxels a step); for each chunk of 32
+// thresholds every lane evaluates its voxel's 32 terms, a reduce-scatter
+// leaves threshold (chunk + l)'s warp sum in lane l, and the lanes add them
+// to the block's shared accumulators, 32 distinct addresses at once. A step
+// where the whole warp owns no signed cell costs nothing more.
 template <typename T>
 __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, double* acc)
 {
+  using Math = TermMath<T>;
+  using Acc = typename Math::Acc;
   extern __shared__ double shared[];
   const SoftVoxelParams P = withInputs(P0, direction, alpha);
   const bool useShared = nt <= kSharedThresholds;
@@ -59,6 +114,7 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
   const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t b = 0; b < batch; ++b)
   {
+    double* sums = useShared ? shared : acc + b * nt;
     if (useShared)
     {
       for (int t = threadIdx.x; t < nt; t += blockDim.x)
@@ -79,13 +135,27 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
       }
       if (!__any_sync(0xffffffffu, c != 0))
         continue;
-      for (int t = 0; t < nt; ++t)
-      {
-        const double add = c ? c * softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h)) : 0.0;
-        const double sum = warpSum(add);
-        if (lane == 0 && sum != 0)
-          atomicAdd(useShared ? &shared[t] : &acc[b * nt + t], sum);
-      }
+      if constexpr (Math::kScatter)
+        for (int t0 = 0; t0 < nt; t0 += 32)
+        {
+          Acc terms[32];
+#pragma unroll
+          for (int q = 0; q < 32; ++q)
+            terms[q] = c && t0 + q < nt
+              ? static_cast<Acc>(c) * Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t0 + q]) - h))
+              : Acc(0);
+          const Acc sum = reduceScatter(terms, lane);
+          if (t0 + lane < nt && sum != 0)
+            atomicAdd(&sums[t0 + lane], static_cast<double>(sum));
+        }
+      else
+        for (int t = 0; t < nt; ++t)
+        {
+          const double add = c ? c * Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h)) : 0.0;
+          const double sum = warpSum(add);
+          if (lane == 0 && sum != 0)
+            atomicAdd(&sums[t], sum);
+        }
     }
     if (useShared)
     {
@@ -99,11 +169,14 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
 }
 
 // gradImages per voxel; acc[0..nt) dL/dt, acc[nt..nt+3) dL/du, acc[nt+3]
-// dL/dalpha; sums per warp by shuffles, as in the forward kernel.
+// dL/dalpha; the per-threshold sums by reduce-scatter, as in the forward
+// kernel.
 template <typename T>
 __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, const T* __restrict__ gradChi, T* gradImages, double* acc)
 {
+  using Math = TermMath<T>;
+  using Acc = typename Math::Acc;
   extern __shared__ double shared[];
   const SoftVoxelParams P = withInputs(P0, direction, alpha);
   const bool useShared = nt + 4 <= kSharedThresholds;
@@ -117,6 +190,7 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
   const int lane = threadIdx.x & 31;
   const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
+  const Acc lambda = static_cast<Acc>(P.lambda);
   for (int64_t b = 0; b < batch; ++b)
   {
     const T* image = images + b * voxels;
@@ -134,19 +208,41 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
         c = softSignedCount(image, P, i, j, k, h);
       }
       double dh = 0;
-      if (__any_sync(0xffffffffu, c != 0))
+      if (!Math::kScatter && __any_sync(0xffffffffu, c != 0))
         for (int t = 0; t < nt; ++t)
         {
           double d = 0;
           if (c)
           {
-            const double s = softSigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
+            const double s = Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
             d = static_cast<double>(g[t]) * c * P.lambda * s * (1.0 - s);
           }
           dh -= d;
           const double sum = warpSum(d);
           if (lane == 0 && sum != 0)
             atomicAdd(&sums[t], sum);
+        }
+      if (Math::kScatter && __any_sync(0xffffffffu, c != 0))
+        for (int t0 = 0; t0 < nt; t0 += 32)
+        {
+          Acc terms[32];
+          Acc mine = 0;
+#pragma unroll
+          for (int q = 0; q < 32; ++q)
+          {
+            Acc d = 0;
+            if (c && t0 + q < nt)
+            {
+              const Acc s = Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t0 + q]) - h));
+              d = static_cast<Acc>(g[t0 + q]) * static_cast<Acc>(c) * lambda * s * (Acc(1) - s);
+            }
+            mine -= d;
+            terms[q] = d;
+          }
+          dh += static_cast<double>(mine);
+          const Acc sum = reduceScatter(terms, lane);
+          if (t0 + lane < nt && sum != 0)
+            atomicAdd(&sums[t0 + lane], static_cast<double>(sum));
         }
       if (v < voxels && gradImages)
         gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
@@ -184,8 +280,11 @@ __global__ void castKernel(const double* in, T* out, int64_t n)
 
 int blocksFor(int64_t voxels)
 {
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  static const int sms = [] {
+    int count = 0;
+    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+    return count;
+  }();
   const int64_t wanted = (voxels + kThreads - 1) / kThreads;
   return static_cast<int>(wanted < 8 * sms ? (wanted < 1 ? 1 : wanted) : 8 * sms);
 }
@@ -197,13 +296,14 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
   const SoftVoxelParams P = softParams(p, zero, 0.0);
   const int nt = p.thresholdCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
-  cuda::DeviceArray<double> acc(static_cast<size_t>(p.batch * nt), true);
+  double* acc = static_cast<double*>(cuda::threadScratch(static_cast<size_t>(p.batch * nt) * sizeof(double)));
+  check(cudaMemsetAsync(acc, 0, static_cast<size_t>(p.batch * nt) * sizeof(double)), "cudaMemset");
   const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
   forwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
     static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-    p.batch, acc.ptr);
+    p.batch, acc);
   check(cudaGetLastError(), "soft Euler forward kernel");
-  castKernel<T><<<blocksFor(p.batch * nt), kThreads>>>(acc.ptr, chi, p.batch * nt);
+  castKernel<T><<<blocksFor(p.batch * nt), kThreads>>>(acc, chi, p.batch * nt);
   check(cudaGetLastError(), "soft Euler cast kernel");
   check(cudaDeviceSynchronize(), "soft Euler forward");
 }
@@ -216,18 +316,19 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
   const SoftVoxelParams P = softParams(p, zero, 0.0);
   const int nt = p.thresholdCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
-  cuda::DeviceArray<double> acc(static_cast<size_t>(nt + 4), true);
+  double* acc = static_cast<double*>(cuda::threadScratch(static_cast<size_t>(nt + 4) * sizeof(double)));
+  check(cudaMemsetAsync(acc, 0, static_cast<size_t>(nt + 4) * sizeof(double)), "cudaMemset");
   const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
   backwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
     static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-    p.batch, gradChi, gradImages, acc.ptr);
+    p.batch, gradChi, gradImages, acc);
   check(cudaGetLastError(), "soft Euler backward kernel");
   if (gradThresholds)
-    castKernel<T><<<1, kThreads>>>(acc.ptr, gradThresholds, nt);
+    castKernel<T><<<1, kThreads>>>(acc, gradThresholds, nt);
   if (gradDirection)
-    castKernel<T><<<1, kThreads>>>(acc.ptr + nt, gradDirection, 3);
+    castKernel<T><<<1, kThreads>>>(acc + nt, gradDirection, 3);
   if (gradAlpha)
-    castKernel<T><<<1, kThreads>>>(acc.ptr + nt + 3, gradAlpha, 1);
+    castKernel<T><<<1, kThreads>>>(acc + nt + 3, gradAlpha, 1);
   check(cudaGetLastError(), "soft Euler cast kernel");
   check(cudaDeviceSynchronize(), "soft Euler backward");
 }
