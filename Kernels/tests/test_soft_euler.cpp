@@ -5,8 +5,12 @@
 //  * every gradient (images, thresholds, direction, alpha) against central
 //    finite differences in float64, on random images without ties, V and T,
 //    2D and 3D, batches;
+//  * several directions in one call: each curve and dL/du_d those of the
+//    direction alone, the other gradients the sums over the directions;
+//    their gradients against finite differences too;
 //  * with --device gpu: the GPU results against the CPU's (float64 within
-//    rounding of the summation order, float32 within float tolerance).
+//    rounding of the summation order, float32 within float tolerance), one
+//    direction and several.
 //
 //   topovox_soft_euler_tests [--device cpu|gpu]   (gpu: exit 77 without one)
 #include "topovox/EulerTransform.h"
@@ -37,8 +41,10 @@ struct Case
 {
   int64_t batch, dims[3];
   Construction construction;
-  std::vector<double> images, thresholds, direction, alpha;
+  std::vector<double> images, thresholds, direction, alpha; // direction: 3 per direction
   double lambda, weight;
+  size_t directions() const { return direction.size() / 3; }
+  size_t curveValues() const { return static_cast<size_t>(batch) * directions() * thresholds.size(); }
 };
 
 SoftEulerProblem problemOf(const Case& c)
@@ -50,6 +56,7 @@ SoftEulerProblem problemOf(const Case& c)
   for (int a = 0; a < 3; ++a)
     p.dims[a] = c.dims[a];
   p.thresholdCount = static_cast<int>(c.thresholds.size());
+  p.directionCount = static_cast<int>(c.directions());
   p.lambda = c.lambda;
   p.weight = c.weight;
   p.spacing[0] = 0.5;
@@ -63,7 +70,7 @@ SoftEulerProblem problemOf(const Case& c)
 
 std::vector<double> forward(const Case& c)
 {
-  std::vector<double> chi(static_cast<size_t>(c.batch) * c.thresholds.size());
+  std::vector<double> chi(c.curveValues());
   softEulerForward(problemOf(c), chi.data());
   return chi;
 }
@@ -86,10 +93,10 @@ bool close(double a, double b, double tol)
 void checkGradients(const std::string& name, Case c, std::mt19937_64& rng)
 {
   std::normal_distribution<double> normal;
-  std::vector<double> G(static_cast<size_t>(c.batch) * c.thresholds.size());
+  std::vector<double> G(c.curveValues());
   for (auto& g : G)
     g = normal(rng);
-  std::vector<double> gx(c.images.size()), gt(c.thresholds.size()), gu(3), ga(1);
+  std::vector<double> gx(c.images.size()), gt(c.thresholds.size()), gu(c.direction.size()), ga(1);
   softEulerBackward(problemOf(c), G.data(), gx.data(), gt.data(), gu.data(), ga.data());
   const double eps = 1e-6, tol = 1e-5;
   auto fd = [&](std::vector<double>& v, size_t k) {
@@ -110,7 +117,7 @@ void checkGradients(const std::string& name, Case c, std::mt19937_64& rng)
     ok = ok && close(gt[k], fd(c.thresholds, k), tol);
   expect(ok, name + ": dL/dthresholds equals finite differences");
   ok = true;
-  for (size_t k = 0; k < 3; ++k)
+  for (size_t k = 0; k < c.direction.size(); ++k)
     ok = ok && close(gu[k], fd(c.direction, k), tol);
   expect(ok, name + ": dL/du equals finite differences");
   expect(close(ga[0], fd(c.alpha, 0), tol), name + ": dL/dalpha equals finite differences");
@@ -170,13 +177,13 @@ void compareDevices(const std::string& name, const Case& c, double tol)
   p.type = sizeof(T) == 4 ? ScalarType::Float32 : ScalarType::Float64;
   const auto images = cast(c.images), thresholds = cast(c.thresholds), direction = cast(c.direction),
              alpha = cast(c.alpha);
-  const size_t nc = static_cast<size_t>(c.batch) * c.thresholds.size();
+  const size_t nc = c.curveValues(), nu = c.direction.size();
   std::vector<T> G(nc);
   for (size_t k = 0; k < nc; ++k)
     G[k] = static_cast<T>(std::sin(1.0 + k));
   // CPU.
   p.images = images.data(), p.thresholds = thresholds.data(), p.direction = direction.data(), p.alpha = alpha.data();
-  std::vector<T> chi(nc), gx(images.size()), gt(thresholds.size()), gu(3), ga(1);
+  std::vector<T> chi(nc), gx(images.size()), gt(thresholds.size()), gu(nu), ga(1);
   softEulerForward(p, chi.data());
   softEulerBackward(p, G.data(), gx.data(), gt.data(), gu.data(), ga.data());
   // GPU.
@@ -186,7 +193,7 @@ void compareDevices(const std::string& name, const Case& c, double tol)
   p.alpha = d.copy(alpha);
   T* dchi = d.copy(std::vector<T>(nc));
   T *dgx = d.copy(std::vector<T>(images.size())), *dgt = d.copy(std::vector<T>(thresholds.size())),
-    *dgu = d.copy(std::vector<T>(3)), *dga = d.copy(std::vector<T>(1));
+    *dgu = d.copy(std::vector<T>(nu)), *dga = d.copy(std::vector<T>(1));
   softEulerForward(p, dchi);
   softEulerBackward(p, d.copy(G), dgx, dgt, dgu, dga);
   auto same = [&](const std::vector<T>& a, const std::vector<T>& b) {
@@ -198,7 +205,7 @@ void compareDevices(const std::string& name, const Case& c, double tol)
   expect(same(chi, d.back(dchi, nc)), name + ": GPU chi equals CPU chi");
   expect(same(gx, d.back(dgx, gx.size())), name + ": GPU dL/dX equals CPU");
   expect(same(gt, d.back(dgt, gt.size())), name + ": GPU dL/dthresholds equals CPU");
-  expect(same(gu, d.back(dgu, 3)) && same(ga, d.back(dga, 1)), name + ": GPU dL/du, dL/dalpha equal CPU");
+  expect(same(gu, d.back(dgu, nu)) && same(ga, d.back(dga, 1)), name + ": GPU dL/du, dL/dalpha equal CPU");
 }
 #endif
 } // namespace
@@ -269,6 +276,55 @@ int main(int argc, char** argv)
     checkGradients("batch of 3, 2D " + cn, randomCase(rng, 3, 6, 5, 1, con), rng);
   }
 
+  // 2b. Several directions in one call against one call per direction.
+  for (Construction con : { Construction::V, Construction::T })
+  {
+    const std::string cn = constructionName(con);
+    Case c = randomCase(rng, 2, 7, 5, 4, con);
+    c.direction = { 0.3, -0.5, 0.8, -1.0, 0.0, 0.2, 0.0, 0.6, -0.6 };
+    const size_t nt = c.thresholds.size(), nd = c.directions();
+    std::vector<double> G(c.curveValues());
+    for (size_t k = 0; k < G.size(); ++k)
+      G[k] = std::cos(0.7 * k);
+    const std::vector<double> chi = forward(c);
+    std::vector<double> gx(c.images.size()), gt(nt), gu(3 * nd), ga(1);
+    softEulerBackward(problemOf(c), G.data(), gx.data(), gt.data(), gu.data(), ga.data());
+    bool curves = true, perDirection = true;
+    std::vector<double> sx(gx.size(), 0.0), st(nt, 0.0);
+    double sa = 0;
+    for (size_t d = 0; d < nd; ++d)
+    {
+      Case one = c;
+      one.direction.assign(c.direction.begin() + 3 * d, c.direction.begin() + 3 * d + 3);
+      const std::vector<double> chiOne = forward(one);
+      std::vector<double> Gone;
+      for (int64_t b = 0; b < c.batch; ++b)
+        for (size_t t = 0; t < nt; ++t)
+        {
+          curves = curves && chi[(b * nd + d) * nt + t] == chiOne[b * nt + t];
+          Gone.push_back(G[(b * nd + d) * nt + t]);
+        }
+      std::vector<double> ox(gx.size()), ot(nt), ou(3), oa(1);
+      softEulerBackward(problemOf(one), Gone.data(), ox.data(), ot.data(), ou.data(), oa.data());
+      for (int a = 0; a < 3; ++a)
+        perDirection = perDirection && gu[3 * d + a] == ou[a];
+      for (size_t k = 0; k < ox.size(); ++k)
+        sx[k] += ox[k];
+      for (size_t t = 0; t < nt; ++t)
+        st[t] += ot[t];
+      sa += oa[0];
+    }
+    bool sums = close(ga[0], sa, 1e-12);
+    for (size_t k = 0; k < sx.size(); ++k)
+      sums = sums && close(gx[k], sx[k], 1e-12);
+    for (size_t t = 0; t < nt; ++t)
+      sums = sums && close(gt[t], st[t], 1e-12);
+    expect(curves, "3 directions " + cn + ": each curve is the direction's own");
+    expect(perDirection, "3 directions " + cn + ": dL/du_d is the direction's own");
+    expect(sums, "3 directions " + cn + ": dL/dX, dL/dt, dL/dalpha are the sums over the directions");
+    checkGradients("3 directions, batch of 2, 3D " + cn, c, rng);
+  }
+
   // 3. Bad problems are refused with a reason.
   Case c = randomCase(rng, 1, 4, 4, 1, Construction::V);
   SoftEulerProblem bad = problemOf(c);
@@ -299,6 +355,10 @@ int main(int argc, char** argv)
         many.thresholds.push_back(-0.5 + 2.0 * t / 1500);
       compareDevices<double>("1500 thresholds " + cn, many, 1e-9);
       compareDevices<float>("1500 thresholds float32 " + cn, many, 2e-3); // 47 chunks of 32, the last partial
+      Case several = randomCase(rng, 3, 20, 17, 9, con);
+      several.direction = { 0.3, -0.5, 0.8, -1.0, 0.0, 0.2, 0.0, 0.6, -0.6, 0.5, 0.5, 0.5 };
+      compareDevices<double>("4 directions " + cn, several, 1e-9);
+      compareDevices<float>("4 directions float32 " + cn, several, 2e-3);
     }
 #endif
   return kernel_check::finish();

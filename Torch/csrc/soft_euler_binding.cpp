@@ -26,7 +26,9 @@ topovox::SoftEulerProblem problemOf(const torch::Tensor& images, const torch::Te
   }
   TORCH_CHECK(images.is_contiguous(), "images must be contiguous");
   TORCH_CHECK(thresholds.dim() == 1 && thresholds.numel() > 0, "thresholds must be a non-empty 1-D tensor");
-  TORCH_CHECK(direction.numel() == 3, "the direction must have 3 components (x, y, z)");
+  TORCH_CHECK((direction.dim() == 1 && direction.numel() == 3) ||
+      (direction.dim() == 2 && direction.size(1) == 3 && direction.size(0) >= 1 && direction.size(0) <= 65535),
+    "the direction must be (3,) or (D, 3) with 1 <= D <= 65535 (x, y, z per direction)");
   TORCH_CHECK(alpha.numel() == 1, "alpha must hold one value");
   TORCH_CHECK(origin.size() == 3 && spacing.size() == 3, "origin and spacing take 3 values (x, y, z)");
   topovox::SoftEulerProblem p;
@@ -38,6 +40,7 @@ topovox::SoftEulerProblem problemOf(const torch::Tensor& images, const torch::Te
   for (int a = 0; a < 3; ++a)
     p.dims[a] = a < nd ? images.size(images.dim() - 1 - a) : 1;
   p.thresholdCount = static_cast<int>(thresholds.numel());
+  p.directionCount = static_cast<int>(direction.numel() / 3);
   p.lambda = lambda;
   p.weight = weight;
   for (int a = 0; a < 3; ++a)
@@ -75,7 +78,12 @@ torch::Tensor softEulerForward(torch::Tensor images, torch::Tensor thresholds, t
   std::vector<double> spacing)
 {
   const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing);
-  torch::Tensor chi = torch::empty({ images.size(0), images.size(1), thresholds.numel() }, images.options());
+  // (B, C, T) for one direction given as (3,); (B, C, D, T) for (D, 3).
+  std::vector<int64_t> shape = { images.size(0), images.size(1) };
+  if (direction.dim() == 2)
+    shape.push_back(direction.size(0));
+  shape.push_back(thresholds.numel());
+  torch::Tensor chi = torch::empty(shape, images.options());
   guarded([&] { topovox::softEulerForward(p, chi.data_ptr()); });
   return chi;
 }
@@ -86,7 +94,8 @@ std::vector<torch::Tensor> softEulerBackward(torch::Tensor gradChi, torch::Tenso
 {
   const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing);
   gradChi = gradChi.contiguous();
-  TORCH_CHECK(gradChi.numel() == p.batch * p.thresholdCount, "the gradient of chi has the wrong size");
+  TORCH_CHECK(gradChi.numel() == p.batch * p.directionCount * p.thresholdCount,
+    "the gradient of chi has the wrong size");
   torch::Tensor gx = torch::empty_like(images), gt = torch::empty_like(thresholds),
                 gu = torch::empty_like(direction), ga = torch::empty_like(alpha);
   guarded([&] {
@@ -98,6 +107,6 @@ std::vector<torch::Tensor> softEulerBackward(torch::Tensor gradChi, torch::Tenso
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
   m.doc() = "TopoVox: the differentiable Euler characteristic curve (SoftEuler.h)";
-  m.def("forward", &softEulerForward, "chi (B, C, T)");
+  m.def("forward", &softEulerForward, "chi (B, C, T), or (B, C, D, T) for D directions");
   m.def("backward", &softEulerBackward, "gradients of images, thresholds, direction, alpha");
 }

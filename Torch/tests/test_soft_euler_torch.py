@@ -102,6 +102,32 @@ def check(device):
             (small, t, u, a), eps=1e-6, atol=1e-5,
             # The GPU sums with atomics: their order, hence the last bits, vary.
             nondet_tol=1e-12 if device != "cpu" else 0.0), what + ": gradcheck")
+    # K directions in one call: each curve the direction's own; gradients
+    # against autograd through the stacked single-direction reference, and
+    # gradcheck.
+    for construction in ("V", "T"):
+        what = "%s %s 3 directions" % (device, construction)
+        x = torch.rand((2, 1, 7, 6, 5), dtype=dt, device=device, requires_grad=True)
+        t = torch.linspace(-0.3, 1.4, 9, dtype=dt, device=device, requires_grad=True)
+        u = torch.tensor([[0.3, -0.5, 0.8], [-1.0, 0.0, 0.2], [0.0, 0.6, -0.6]], dtype=dt, device=device,
+                         requires_grad=True)
+        a = torch.tensor([0.2], dtype=dt, device=device, requires_grad=True)
+        chi = SoftEulerFunction.apply(x, t, u, a, 3.0, 1.0, construction, (0, 0, 0), (1, 1, 1))
+        flat = x.reshape(-1, x.shape[-3], x.shape[-2], x.shape[-1])
+        ref = torch.stack([reference_chi(flat, t, u[k], a, 3.0, 1.0, construction) for k in range(3)], 1)
+        expect(chi.shape == (2, 1, 3, 9) and torch.allclose(chi.reshape(ref.shape), ref, rtol=1e-9, atol=1e-9),
+               what + ": forward (B, C, K, T) equals the plain torch one per direction")
+        g = torch.randn_like(chi)
+        ours = torch.autograd.grad((chi * g).sum(), (x, t, u, a))
+        theirs = torch.autograd.grad((ref * g.reshape(ref.shape)).sum(), (x, t, u, a))
+        for name, o, r in zip(("images", "thresholds", "directions", "alpha"), ours, theirs):
+            expect(torch.allclose(o, r, rtol=1e-8, atol=1e-9), what + ": d/d" + name + " equals autograd's")
+        small = torch.rand((1, 1, 4, 3, 3), dtype=dt, device=device, requires_grad=True)
+        expect(torch.autograd.gradcheck(
+            lambda xx, tt, uu, aa: SoftEulerFunction.apply(xx, tt, uu, aa, 3.0, 1.0, construction,
+                                                           (0, 0, 0), (1, 1, 1)),
+            (small, t, u, a), eps=1e-6, atol=1e-5, nondet_tol=1e-12 if device != "cpu" else 0.0),
+            what + ": gradcheck")
     # float32 (computed in float on the GPU): within float tolerance of the
     # float64 reference on the same values, forward and every gradient.
     for construction, shape in itertools.product(("V", "T"), ((2, 1, 40, 33), (1, 1, 9, 12, 10))):

@@ -56,13 +56,16 @@ class SoftEulerFunction(torch.autograd.Function):
     """chi = SoftEulerFunction.apply(images, thresholds, direction, alpha,
     lam, weight, construction, origin, spacing): images (B, C, H, W) or
     (B, C, D, H, W); thresholds (T,); direction (3,) (x, y, z: used as
-    given); alpha (1,); all of one dtype (float32/64) and device. Returns
-    (B, C, T)."""
+    given) or (K, 3) for K directions in one launch (a transform); alpha
+    (1,); all of one dtype (float32/64) and device. Returns (B, C, T), or
+    (B, C, K, T) for K directions."""
 
     @staticmethod
     def forward(ctx, images, thresholds, direction, alpha, lam, weight, construction, origin, spacing):
         images, thresholds = images.contiguous(), thresholds.contiguous()
-        direction, alpha = direction.contiguous().reshape(3), alpha.contiguous().reshape(1)
+        direction = direction.contiguous()
+        direction = direction.reshape(3) if direction.dim() == 1 else direction.reshape(-1, 3)
+        alpha = alpha.contiguous().reshape(1)
         t = construction == "T"
         ctx.save_for_backward(images, thresholds, direction, alpha)
         ctx.settings = (float(lam), float(weight), t, [float(v) for v in origin], [float(v) for v in spacing])
@@ -89,7 +92,9 @@ def soft_euler_curve(images, thresholds, direction=(0.0, 0.0, 1.0), alpha=0.0, l
 class EulerCurveLayer(torch.nn.Module):
     """Learnable thresholds, direction and alpha. The direction is kept a
     unit vector by learning an unconstrained v and using u = v / |v|, so
-    that autograd carries the gradient through the normalisation."""
+    that autograd carries the gradient through the normalisation. A (K, 3)
+    direction learns K directions at once (each normalised), and the layer
+    returns (B, C, K, T)."""
 
     def __init__(self, thresholds, direction=(0.0, 0.0, 1.0), alpha=1.0, weight=1.0, lam=10.0,
                  construction="V", learn_thresholds=True, learn_direction=True, learn_alpha=True):
@@ -104,7 +109,7 @@ class EulerCurveLayer(torch.nn.Module):
     def forward(self, images):
         like = dict(dtype=images.dtype, device=images.device)
         u = self.v.to(**like)
-        u = u / u.norm()
+        u = u / u.norm(dim=-1, keepdim=True)
         return SoftEulerFunction.apply(images, self.thresholds.to(**like), u, self.alpha.to(**like),
                                        self.lam, self.weight, self.construction, (0.0, 0.0, 0.0),
                                        (1.0, 1.0, 1.0))

@@ -24,6 +24,10 @@
 // c(p) is piecewise constant in X, u and alpha: the gradients are those of
 // the smooth function on each piece, exact away from ties.
 //
+// Several directions u_1 .. u_D at once (the transform): chi has one curve
+// per image and direction, and the gradients sum over the directions,
+// except dL/du, one per direction.
+//
 // All arrays live in the memory space of the images (host, or the GPU for
 // the CUDA path), so that a GPU caller never copies to the host; the
 // floating type T (float or double) is that of every array; sums are
@@ -45,6 +49,7 @@ struct SoftEulerProblem
   int64_t batch = 1;
   int64_t dims[3] = { 1, 1, 1 };             // per image, x fastest, images contiguous
   int thresholdCount = 0;
+  int directionCount = 1;
   double lambda = 10.0;
   double weight = 1.0;
   double origin[3] = { 0, 0, 0 };
@@ -53,18 +58,20 @@ struct SoftEulerProblem
   // Inputs (arrays of `type` in `memory`):
   const void* images = nullptr;     // batch * nx * ny * nz
   const void* thresholds = nullptr; // thresholdCount
-  const void* direction = nullptr;  // 3
+  const void* direction = nullptr;  // 3 * directionCount (x, y, z per direction)
   const void* alpha = nullptr;      // 1
 };
 
-// chi: batch * thresholdCount values of `type` in `memory`.
+// chi: batch * directionCount * thresholdCount values of `type` in `memory`
+// (threshold fastest, then direction, then image).
 // Throws std::invalid_argument on a bad problem; std::runtime_error when the
 // GPU path fails (the caller decides; no silent fallback for device memory).
 void softEulerForward(const SoftEulerProblem& problem, void* chi);
 
-// gradChi: batch * thresholdCount (dL/dchi). Outputs, each optional (null to
-// skip): gradImages (like images), gradThresholds (thresholdCount),
-// gradDirection (3), gradAlpha (1); sums over the batch.
+// gradChi: like chi (dL/dchi). Outputs, each optional (null to skip):
+// gradImages (like images), gradThresholds (thresholdCount), gradDirection
+// (3 * directionCount), gradAlpha (1); sums over the batch (and the
+// directions, but for gradDirection).
 void softEulerBackward(const SoftEulerProblem& problem, const void* gradChi, void* gradImages,
   void* gradThresholds, void* gradDirection, void* gradAlpha);
 

@@ -29,6 +29,8 @@ void checkSoftProblem(const SoftEulerProblem& p)
       throw std::invalid_argument("every image dimension must be at least 1");
   if (p.thresholdCount < 1)
     throw std::invalid_argument("at least one threshold is needed");
+  if (p.directionCount < 1 || p.directionCount > 65535)
+    throw std::invalid_argument("the directions must number 1 to 65535");
   if (!(p.lambda > 0) || !std::isfinite(p.lambda))
     throw std::invalid_argument("lambda must be a positive finite number");
   if (!std::isfinite(p.weight))
@@ -58,19 +60,28 @@ SoftVoxelParams softParams(const SoftEulerProblem& p, const double u[3], double 
 
 namespace
 {
+// Direction d's parameters.
+template <typename T>
+SoftVoxelParams directionParams(const SoftEulerProblem& p, int d)
+{
+  const T* dir = static_cast<const T*>(p.direction) + 3 * d;
+  const double u[3] = { double(dir[0]), double(dir[1]), double(dir[2]) };
+  return softParams(p, u, double(*static_cast<const T*>(p.alpha)));
+}
+
 template <typename T>
 void forwardCPU(const SoftEulerProblem& p, T* chi)
 {
   const T* thr = static_cast<const T*>(p.thresholds);
-  const T* dir = static_cast<const T*>(p.direction);
-  const double u[3] = { double(dir[0]), double(dir[1]), double(dir[2]) };
-  const SoftVoxelParams P = softParams(p, u, double(*static_cast<const T*>(p.alpha)));
-  const int nt = p.thresholdCount;
+  const int nt = p.thresholdCount, nd = p.directionCount;
   const std::vector<double> tau(thr, thr + nt);
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
   const int threads = p.threads > 0 ? p.threads : defaultThreadCount();
-  for (int64_t b = 0; b < p.batch; ++b)
+  for (int64_t item = 0; item < p.batch * nd; ++item) // images, each with its directions
   {
+    const int64_t b = item / nd;
+    const int d = static_cast<int>(item % nd);
+    const SoftVoxelParams P = directionParams<T>(p, d);
     const T* image = static_cast<const T*>(p.images) + b * voxels;
     std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(nt, 0.0));
     parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
@@ -94,7 +105,7 @@ void forwardCPU(const SoftEulerProblem& p, T* chi)
       double sum = 0;
       for (const auto& acc : partial)
         sum += acc[static_cast<size_t>(t)];
-      chi[b * nt + t] = static_cast<T>(sum);
+      chi[item * nt + t] = static_cast<T>(sum);
     }
   }
 }
@@ -104,19 +115,20 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
   T* gradDirection, T* gradAlpha)
 {
   const T* thr = static_cast<const T*>(p.thresholds);
-  const T* dir = static_cast<const T*>(p.direction);
-  const double u[3] = { double(dir[0]), double(dir[1]), double(dir[2]) };
-  const SoftVoxelParams P = softParams(p, u, double(*static_cast<const T*>(p.alpha)));
-  const int nt = p.thresholdCount;
+  const int nt = p.thresholdCount, nd = p.directionCount;
   const std::vector<double> tau(thr, thr + nt);
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
   const int threads = p.threads > 0 ? p.threads : defaultThreadCount();
-  // Per worker: dL/dt (nt), dL/du (3), dL/dalpha (1).
-  std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(nt + 4, 0.0));
-  for (int64_t b = 0; b < p.batch; ++b)
+  // Per worker: dL/dt (nt), dL/du (3 per direction), dL/dalpha (1).
+  const size_t slots = static_cast<size_t>(nt + 3 * nd + 1), alphaSlot = slots - 1;
+  std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(slots, 0.0));
+  for (int64_t item = 0; item < p.batch * nd; ++item) // images, each with its directions
   {
+    const int64_t b = item / nd;
+    const int d = static_cast<int>(item % nd);
+    const SoftVoxelParams P = directionParams<T>(p, d);
     const T* image = static_cast<const T*>(p.images) + b * voxels;
-    const T* g = gradChi + b * nt;
+    const T* g = gradChi + item * nt;
     parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
       std::vector<double>& acc = partial[static_cast<size_t>(worker)];
       for (int64_t r = r0; r < r1; ++r)
@@ -136,21 +148,21 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
               acc[static_cast<size_t>(t)] += d;
               dh -= d;
             }
-          if (gradImages)
-            gradImages[at] = static_cast<T>(P.weight * dh);
+          if (gradImages) // summed over the directions, the first one writing
+            gradImages[at] = static_cast<T>((d ? double(gradImages[at]) : 0.0) + P.weight * dh);
           if (dh != 0)
           {
             double pos[3];
             softPosition(P, i, j, k, pos);
             for (int a = 0; a < 3; ++a)
-              acc[static_cast<size_t>(nt + a)] += dh * P.alpha * pos[a];
-            acc[static_cast<size_t>(nt + 3)] += dh * (u[0] * pos[0] + u[1] * pos[1] + u[2] * pos[2]);
+              acc[static_cast<size_t>(nt + 3 * d + a)] += dh * P.alpha * pos[a];
+            acc[alphaSlot] += dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
           }
         }
       }
     });
   }
-  std::vector<double> sum(static_cast<size_t>(nt + 4), 0.0);
+  std::vector<double> sum(slots, 0.0);
   for (const auto& acc : partial)
     for (size_t k = 0; k < sum.size(); ++k)
       sum[k] += acc[k];
@@ -158,10 +170,10 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
     for (int t = 0; t < nt; ++t)
       gradThresholds[t] = static_cast<T>(sum[static_cast<size_t>(t)]);
   if (gradDirection)
-    for (int a = 0; a < 3; ++a)
+    for (int a = 0; a < 3 * nd; ++a)
       gradDirection[a] = static_cast<T>(sum[static_cast<size_t>(nt + a)]);
   if (gradAlpha)
-    *gradAlpha = static_cast<T>(sum[static_cast<size_t>(nt + 3)]);
+    *gradAlpha = static_cast<T>(sum[alphaSlot]);
 }
 } // namespace
 } // namespace euler

@@ -94,7 +94,8 @@ __device__ __forceinline__ Acc reduceScatter(Acc (&v)[32], int lane)
   return v[0];
 }
 
-// acc[b * nt + t] += sum over voxels c sigmoid(lambda (t - h)). Warps walk
+// acc[(b * D + d) * nt + t] += sum over voxels c sigmoid(lambda (t - h)),
+// direction d = blockIdx.y (of D = gridDim.y). Warps walk
 // the voxels together (32 consecutive voxels a step); for each chunk of 32
 // thresholds every lane evaluates its voxel's 32 terms, a reduce-scatter
 // leaves threshold (chunk + l)'s warp sum in lane l, and the lanes add them
@@ -107,14 +108,15 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
   extern __shared__ double shared[];
-  const SoftVoxelParams P = withInputs(P0, direction, alpha);
+  const int d = blockIdx.y, nd = gridDim.y;
+  const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
   const bool useShared = nt <= kSharedThresholds;
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
   const int lane = threadIdx.x & 31;
   const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t b = 0; b < batch; ++b)
   {
-    double* sums = useShared ? shared : acc + b * nt;
+    double* sums = useShared ? shared : acc + (b * nd + d) * nt;
     if (useShared)
     {
       for (int t = threadIdx.x; t < nt; t += blockDim.x)
@@ -162,15 +164,17 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
       __syncthreads();
       for (int t = threadIdx.x; t < nt; t += blockDim.x)
         if (shared[t] != 0)
-          atomicAdd(&acc[b * nt + t], shared[t]);
+          atomicAdd(&acc[(b * nd + d) * nt + t], shared[t]);
       __syncthreads();
     }
   }
 }
 
-// gradImages per voxel; acc[0..nt) dL/dt, acc[nt..nt+3) dL/du, acc[nt+3]
-// dL/dalpha; the per-threshold sums by reduce-scatter, as in the forward
-// kernel.
+// Direction d = blockIdx.y of D = gridDim.y: gradImages per voxel (added
+// atomically when D > 1: the caller zeroes it), acc[0..nt) dL/dt,
+// acc[nt + 3 d ..] dL/du_d, acc[nt + 3 D] dL/dalpha; the block's sums in
+// shared memory as [dL/dt..., dL/du_d (3), dL/dalpha]; the per-threshold
+// sums by reduce-scatter, as in the forward kernel.
 template <typename T>
 __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, const T* __restrict__ gradChi, T* gradImages, double* acc)
@@ -178,9 +182,12 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
   extern __shared__ double shared[];
-  const SoftVoxelParams P = withInputs(P0, direction, alpha);
+  const int d = blockIdx.y, nd = gridDim.y;
+  const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
+  // The global slot of shared slot k.
+  auto slot = [&](int k) { return k < nt ? k : (k < nt + 3 ? nt + 3 * d + (k - nt) : nt + 3 * nd); };
   const bool useShared = nt + 4 <= kSharedThresholds;
-  double* sums = useShared ? shared : acc;
+  double* sums = shared; // unused unless useShared
   if (useShared)
   {
     for (int t = threadIdx.x; t < nt + 4; t += blockDim.x)
@@ -194,7 +201,7 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   for (int64_t b = 0; b < batch; ++b)
   {
     const T* image = images + b * voxels;
-    const T* g = gradChi + b * nt;
+    const T* g = gradChi + (b * nd + d) * nt;
     for (int64_t base = first; base < voxels; base += stride)
     {
       const int64_t v = base + lane;
@@ -220,7 +227,7 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
           dh -= d;
           const double sum = warpSum(d);
           if (lane == 0 && sum != 0)
-            atomicAdd(&sums[t], sum);
+            atomicAdd(useShared ? &sums[t] : &acc[t], sum);
         }
       if (Math::kScatter && __any_sync(0xffffffffu, c != 0))
         for (int t0 = 0; t0 < nt; t0 += 32)
@@ -242,10 +249,15 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
           dh += static_cast<double>(mine);
           const Acc sum = reduceScatter(terms, lane);
           if (t0 + lane < nt && sum != 0)
-            atomicAdd(&sums[t0 + lane], static_cast<double>(sum));
+            atomicAdd(useShared ? &sums[t0 + lane] : &acc[t0 + lane], static_cast<double>(sum));
         }
       if (v < voxels && gradImages)
-        gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
+      {
+        if (nd == 1)
+          gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
+        else
+          atomicAdd(&gradImages[b * voxels + v], static_cast<T>(P.weight * dh));
+      }
       double pos[3] = { 0, 0, 0 };
       if (v < voxels)
         softPosition(P, i, j, k, pos);
@@ -258,16 +270,16 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
         {
           const double sum = warpSum(part[a]);
           if (lane == 0 && sum != 0)
-            atomicAdd(&sums[nt + a], sum);
+            atomicAdd(useShared ? &sums[nt + a] : &acc[slot(nt + a)], sum);
         }
     }
   }
   if (useShared)
   {
     __syncthreads();
-    for (int t = threadIdx.x; t < nt + 4; t += blockDim.x)
-      if (shared[t] != 0)
-        atomicAdd(&acc[t], shared[t]);
+    for (int k = threadIdx.x; k < nt + 4; k += blockDim.x)
+      if (shared[k] != 0)
+        atomicAdd(&acc[slot(k)], shared[k]);
   }
 }
 
@@ -294,16 +306,18 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
 {
   const double zero[3] = { 0, 0, 0 };
   const SoftVoxelParams P = softParams(p, zero, 0.0);
-  const int nt = p.thresholdCount;
-  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
-  double* acc = static_cast<double*>(cuda::threadScratch(static_cast<size_t>(p.batch * nt) * sizeof(double)));
-  check(cudaMemsetAsync(acc, 0, static_cast<size_t>(p.batch * nt) * sizeof(double)), "cudaMemset");
+  const int nt = p.thresholdCount, nd = p.directionCount;
+  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], curves = p.batch * nd * nt;
+  double* acc = static_cast<double*>(cuda::threadScratch(static_cast<size_t>(curves) * sizeof(double)));
+  check(cudaMemsetAsync(acc, 0, static_cast<size_t>(curves) * sizeof(double)), "cudaMemset");
   const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
-  forwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
+  // Directions along y: a small image still fills the GPU with many.
+  const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
+  forwardKernel<T><<<grid, kThreads, shared>>>(static_cast<const T*>(p.images), P,
     static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
     p.batch, acc);
   check(cudaGetLastError(), "soft Euler forward kernel");
-  castKernel<T><<<blocksFor(p.batch * nt), kThreads>>>(acc, chi, p.batch * nt);
+  castKernel<T><<<blocksFor(curves), kThreads>>>(acc, chi, curves);
   check(cudaGetLastError(), "soft Euler cast kernel");
   check(cudaDeviceSynchronize(), "soft Euler forward");
 }
@@ -314,21 +328,25 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
 {
   const double zero[3] = { 0, 0, 0 };
   const SoftVoxelParams P = softParams(p, zero, 0.0);
-  const int nt = p.thresholdCount;
+  const int nt = p.thresholdCount, nd = p.directionCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
-  double* acc = static_cast<double*>(cuda::threadScratch(static_cast<size_t>(nt + 4) * sizeof(double)));
-  check(cudaMemsetAsync(acc, 0, static_cast<size_t>(nt + 4) * sizeof(double)), "cudaMemset");
+  const size_t slots = static_cast<size_t>(nt + 3 * nd + 1); // dL/dt, dL/du per direction, dL/dalpha
+  double* acc = static_cast<double*>(cuda::threadScratch(slots * sizeof(double)));
+  check(cudaMemsetAsync(acc, 0, slots * sizeof(double)), "cudaMemset");
+  if (gradImages && nd > 1) // the directions add their parts
+    check(cudaMemsetAsync(gradImages, 0, static_cast<size_t>(p.batch * voxels) * sizeof(T)), "cudaMemset");
   const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
-  backwardKernel<T><<<blocksFor(voxels), kThreads, shared>>>(static_cast<const T*>(p.images), P,
+  const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
+  backwardKernel<T><<<grid, kThreads, shared>>>(static_cast<const T*>(p.images), P,
     static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
     p.batch, gradChi, gradImages, acc);
   check(cudaGetLastError(), "soft Euler backward kernel");
   if (gradThresholds)
     castKernel<T><<<1, kThreads>>>(acc, gradThresholds, nt);
   if (gradDirection)
-    castKernel<T><<<1, kThreads>>>(acc + nt, gradDirection, 3);
+    castKernel<T><<<1, kThreads>>>(acc + nt, gradDirection, 3 * nd);
   if (gradAlpha)
-    castKernel<T><<<1, kThreads>>>(acc + nt + 3, gradAlpha, 1);
+    castKernel<T><<<1, kThreads>>>(acc + nt + 3 * nd, gradAlpha, 1);
   check(cudaGetLastError(), "soft Euler cast kernel");
   check(cudaDeviceSynchronize(), "soft Euler backward");
 }
