@@ -94,10 +94,12 @@ Gradient buildGradient(const GridView& image, const cubical::CellGrid& grid, Fil
         if (c >= 0 && c < grid.dims[a])
           g.cut[a][static_cast<size_t>(c)] = 1;
     }
+  // The arrays are written by the GPU's copy, or filled by the CPU threads
+  // (NaN cells stay kAbsent), never on this thread alone.
   const size_t n = static_cast<size_t>(g.cells.cellCount());
-  g.state.assign(n, kAbsent);
-  g.ownerCode.assign(n, 0);
-  g.step.assign(n, 0);
+  g.state = LargeArray<uint8_t>(n);
+  g.ownerCode = LargeArray<uint8_t>(n);
+  g.step = LargeArray<uint8_t>(n);
   if (used)
     *used = Device::CPU;
 #ifdef TOPOVOX_WITH_CUDA
@@ -115,15 +117,15 @@ Gradient buildGradient(const GridView& image, const cubical::CellGrid& grid, Fil
       if (warnings)
         *warnings += std::string(warnings->empty() ? "" : "\n") +
           "persistence: the GPU gradient failed (" + e.what() + "); using the CPU";
-      std::fill(g.state.begin(), g.state.end(), kAbsent);
-      std::fill(g.ownerCode.begin(), g.ownerCode.end(), 0);
-      std::fill(g.step.begin(), g.step.end(), 0);
     }
   }
 #else
   (void)device;
   (void)warnings;
 #endif
+  g.state.fill(kAbsent, threads);
+  g.ownerCode.fill(0, threads);
+  g.step.fill(0, threads);
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (filtration == Filtration::Superlevel)

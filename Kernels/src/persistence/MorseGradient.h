@@ -30,6 +30,8 @@
 #include "CubicalCells.h"
 #include "GradientGroups.h"
 
+#include "../common/LargeArray.h"
+
 #include "topovox/Device.h"
 
 #include <cstdint>
@@ -47,13 +49,13 @@ namespace morse
 struct Gradient
 {
   cubical::CellGrid cells;
-  std::vector<uint8_t> state; // one per cell of the doubled grid
+  LargeArray<uint8_t> state; // one per cell of the doubled grid
   // Which of the voxels the cell touches owns it: bit a set = the second of
   // the (at most two) voxels along axis a (CellGrid::touched).
-  std::vector<uint8_t> ownerCode;
+  LargeArray<uint8_t> ownerCode;
   // When, within its group, the cell was paired or found critical (0..26):
   // with the owner's rank this orders cells so that every V-path descends.
-  std::vector<uint8_t> step;
+  LargeArray<uint8_t> step;
   // Per axis, per doubled-grid coordinate: 1 where a cut plane lies.
   // Empty when the image is not cut.
   std::vector<uint8_t> cut[3];

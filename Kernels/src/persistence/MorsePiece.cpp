@@ -17,6 +17,7 @@
 #include "DiagramAssembly.h"
 #include "MorseGradient.h"
 
+#include "../common/LargeArray.h"
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 
@@ -40,14 +41,16 @@ int64_t wholeCellMax(int64_t voxels, Construction construction)
 }
 
 // The local array's values in filtration orientation, as doubles, NaN kept
-// (rows of x on all threads).
-std::vector<double> orientedValues(const GridView& g, bool super, int threads)
+// (rows of x on all threads); *nan: whether one is NaN.
+LargeArray<double> orientedValues(const GridView& g, bool super, int threads, bool* nan)
 {
-  std::vector<double> out(static_cast<size_t>(g.voxelCount()));
+  LargeArray<double> out(static_cast<size_t>(g.voxelCount()));
+  std::atomic<bool> anyNan{ false };
   dispatchScalarType(g.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d = static_cast<const T*>(g.data);
     parallelFor(g.dims[1] * g.dims[2], threads, [&](int, int64_t r0, int64_t r1) {
+      bool mine = false;
       for (int64_t r = r0; r < r1; ++r)
       {
         const int64_t y = r % g.dims[1], z = r / g.dims[1];
@@ -57,10 +60,14 @@ std::vector<double> orientedValues(const GridView& g, bool super, int threads)
         {
           const double v = static_cast<double>(in[x * g.strides[0]]);
           row[x] = super ? -v : v;
+          mine = mine || v != v;
         }
       }
+      if (mine)
+        anyNan = true;
     });
   });
+  *nan = anyNan;
   return out;
 }
 } // namespace
@@ -132,7 +139,7 @@ struct MorsePiece::Impl
   int Top; // dimension of the whole complex
   cubical::CellGrid Cells;
   morse::Gradient G;
-  std::vector<double> Value; // per local voxel, filtration orientation
+  LargeArray<double> Value; // per local voxel, filtration orientation
   int64_t WholeCellDims[3];
   int64_t Shift[3];                  // whole doubled coordinate - local one
   int64_t ReportLo[3], ReportHi[3]; // the cells reported, local coordinates, inclusive
@@ -175,8 +182,7 @@ struct MorsePiece::Impl
     }
     const Device want = resolveDevice(options.device, &Warnings);
     G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
-    Value = orientedValues(local, options.filtration == Filtration::Superlevel, Threads);
-    Summary.hasNan = std::any_of(Value.begin(), Value.end(), [](double v) { return v != v; });
+    Value = orientedValues(local, options.filtration == Filtration::Superlevel, Threads, &Summary.hasNan);
     collectCritical();
     if (Top >= 2)
       collectEdgeEnds();

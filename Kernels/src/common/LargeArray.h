@@ -1,0 +1,57 @@
+// LargeArray.h - a fixed-size array of a trivially copyable T for the
+// per-cell and per-voxel arrays of large images (hundreds of megabytes):
+// allocated without being written, so that the threads that fill it touch
+// its pages first. std::vector's assign and value-initialising constructors
+// write (and page-fault) every byte on the calling thread, which on a
+// 256^3 image took as long as the threaded gradient itself.
+#pragma once
+
+#include "Parallel.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+namespace topovox
+{
+template <typename T>
+class LargeArray
+{
+  static_assert(std::is_trivially_copyable<T>::value, "LargeArray holds plain values");
+
+public:
+  LargeArray() = default;
+  // n values, not initialised: every one must be written before it is read.
+  explicit LargeArray(size_t n)
+    : data_(n ? new T[n] : nullptr)
+    , size_(n)
+  {
+  }
+  // Every value set to `value`, by `threads` threads.
+  void fill(T value, int threads)
+  {
+    parallelFor(static_cast<int64_t>(size_), threads, [&](int, int64_t k0, int64_t k1) {
+      std::fill(data_.get() + k0, data_.get() + k1, value);
+    });
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  T& operator[](size_t k) { return data_[k]; }
+  const T& operator[](size_t k) const { return data_[k]; }
+  T* begin() { return data_.get(); }
+  T* end() { return data_.get() + size_; }
+  const T* begin() const { return data_.get(); }
+  const T* end() const { return data_.get() + size_; }
+
+  bool operator==(const LargeArray& o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
+  bool operator!=(const LargeArray& o) const { return !(*this == o); }
+
+private:
+  std::unique_ptr<T[]> data_;
+  size_t size_ = 0;
+};
+}
