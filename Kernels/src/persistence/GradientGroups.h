@@ -73,15 +73,33 @@ TV_HD bool oneBit(uint32_t m)
   return m && !(m & (m - 1));
 }
 
-// Matches the group `owned` (a corner mask) of the voxel whose base cell is
-// `base`, by elementary collapses (Robins, Wood and Sheppard), strata in
-// more cut planes first: a cell is paired with its one open face of its
-// stratum; when no cell has exactly one, the first open cell with none is
-// critical. onCut[a]: the corners lying in a cut plane across axis a.
-// ownerAxes: the axes along which the owner may be the second voxel the cell
-// touches (T: those where p has a cube below; V: all).
-TV_HD void matchGroup(const GradientArrays& g, const CornerTables& tab, uint32_t owned, int64_t base,
-  uint8_t ownerAxes, const uint32_t onCut[3])
+// Where a group's matching goes, corner by corner: the state code and the
+// step of each cell. ArraySink writes them into the arrays at the voxel's
+// cells (the owner code follows from the corner); the CPU's memo
+// (MorseGradient.cpp) records them as well.
+struct ArraySink
+{
+  const GradientArrays& g;
+  const CornerTables& tab;
+  int64_t base;
+  uint8_t ownerAxes;
+  TV_HD void cell(int corner, uint8_t state, uint8_t step) const
+  {
+    const int64_t at = base + tab.cellOffset[corner];
+    g.state[at] = state;
+    g.step[at] = step;
+    g.ownerCode[at] = tab.negative[corner] & ownerAxes;
+  }
+};
+
+// Matches the group `owned` (a corner mask) by elementary collapses
+// (Robins, Wood and Sheppard), strata in more cut planes first: a cell is
+// paired with its one open face of its stratum; when no cell has exactly
+// one, the first open cell with none is critical. onCut[a]: the corners
+// lying in a cut plane across axis a. The result goes to sink.cell(corner,
+// state, step).
+template <typename Sink>
+TV_HD void matchGroup(const CornerTables& tab, uint32_t owned, const uint32_t onCut[3], Sink& sink)
 {
   uint32_t cross[27]; // faces in another stratum, per corner (with cuts only)
   uint32_t levelMask[4] = { owned, 0, 0, 0 };
@@ -132,12 +150,9 @@ TV_HD void matchGroup(const GradientArrays& g, const CornerTables& tab, uint32_t
           ++axis;
         const int axisSign =
           2 * axis + (euler::choiceAxis(face, axis) > euler::choiceAxis(chosen, axis) ? 1 : 0);
-        const int64_t f = base + tab.cellOffset[face], c = base + tab.cellOffset[chosen];
-        g.state[f] = static_cast<uint8_t>(kUp + (axisSign ^ 1));
-        g.state[c] = static_cast<uint8_t>(kDown + axisSign);
-        g.step[f] = g.step[c] = step++;
-        g.ownerCode[f] = tab.negative[face] & ownerAxes;
-        g.ownerCode[c] = tab.negative[chosen] & ownerAxes;
+        sink.cell(face, static_cast<uint8_t>(kUp + (axisSign ^ 1)), step);
+        sink.cell(chosen, static_cast<uint8_t>(kDown + axisSign), step);
+        ++step;
         done |= (1u << chosen) | (1u << face);
         continue;
       }
@@ -147,10 +162,7 @@ TV_HD void matchGroup(const GradientArrays& g, const CornerTables& tab, uint32_t
         if (((mine & ~done) >> c & 1u) &&
           (tab.faces[c] & owned & ~done & (cuts ? ~cross[c] : ~0u)) == 0)
         {
-          const int64_t at = base + tab.cellOffset[c];
-          g.state[at] = kCritical;
-          g.step[at] = step++;
-          g.ownerCode[at] = tab.negative[c] & ownerAxes;
+          sink.cell(c, kCritical, step++);
           done |= 1u << c;
           break;
         }
@@ -159,11 +171,26 @@ TV_HD void matchGroup(const GradientArrays& g, const CornerTables& tab, uint32_t
   }
 }
 
+// The matching of a group, straight into the arrays (the GPU's way).
+struct DirectMatch
+{
+  TV_HD void operator()(const GradientArrays& g, const CornerTables& tab, uint32_t owned, int64_t base,
+    uint8_t ownerAxes, const uint32_t onCut[3]) const
+  {
+    const ArraySink sink{ g, tab, base, ownerAxes };
+    matchGroup(tab, owned, onCut, sink);
+  }
+};
+
 // The gradient of voxel p's group: which cells p owns (EulerCells.h's
-// rule), where they are, which cut planes they lie in, then the matching.
-template <typename T, bool Super>
+// rule), where they are, which cut planes they lie in, then the matching,
+// by match(g, tab, owned, base, ownerAxes, onCut). ownerAxes: the axes
+// along which the owner may be the second voxel the cell touches (T: those
+// where p has a cube below; V: all).
+template <typename T, bool Super, typename Match = DirectMatch>
 TV_HD void gradientOfVoxel(const T* data, const int64_t strides[3], const int64_t dims[3],
-  const int64_t offset[27], const int64_t p[3], const CornerTables& tab, const GradientArrays& g)
+  const int64_t offset[27], const int64_t p[3], const CornerTables& tab, const GradientArrays& g,
+  Match&& match = DirectMatch{})
 {
   const T* at = data + p[0] * strides[0] + p[1] * strides[1] + p[2] * strides[2];
   const T v = *at;
@@ -224,7 +251,7 @@ TV_HD void gradientOfVoxel(const T* data, const int64_t strides[3], const int64_
         onCut[a] |= tab.withChoice[a][2];
     }
   }
-  matchGroup(g, tab, owned, base, ownerAxes, onCut);
+  match(g, tab, owned, base, ownerAxes, onCut);
 }
 }
 }

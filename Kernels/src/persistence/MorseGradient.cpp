@@ -56,6 +56,64 @@ CornerTables makeCornerTables(const cubical::CellGrid& cg)
 
 namespace
 {
+// One CPU thread's memo of group matchings. A group in no cut plane is
+// matched the same way wherever it lies: the result depends on its owned
+// corners and owner axes only, and images repeat a few thousand of those
+// over millions of voxels (plateaus above all). A direct-mapped table keyed
+// by both replays a stored matching, cell by cell, instead of matching
+// again; the cells, states and steps written are the same.
+class MatchMemo
+{
+public:
+  MatchMemo()
+    : entries_(kEntries)
+  {
+  }
+  void operator()(const GradientArrays& g, const CornerTables& tab, uint32_t owned, int64_t base,
+    uint8_t ownerAxes, const uint32_t onCut[3])
+  {
+    const ArraySink sink{ g, tab, base, ownerAxes };
+    if ((onCut[0] | onCut[1] | onCut[2]) & owned)
+    {
+      matchGroup(tab, owned, onCut, sink); // strata: not memoised
+      return;
+    }
+    const uint32_t key = owned | static_cast<uint32_t>(ownerAxes) << 27; // owned: 27 bits
+    Entry& e = entries_[(key * 0x9E3779B1u) >> (32 - kBits)];
+    if (e.key != key)
+    {
+      Recorder r{ e };
+      e.count = 0;
+      matchGroup(tab, owned, onCut, r);
+      e.key = key;
+    }
+    for (int k = 0; k < e.count; ++k)
+      sink.cell(e.corner[k], e.state[k], e.step[k]);
+  }
+
+private:
+  static constexpr int kBits = 12;
+  static constexpr size_t kEntries = size_t(1) << kBits;
+  struct Entry
+  {
+    uint32_t key = ~0u; // no group has all 32 bits set: owned never holds bits 30, 31
+    uint8_t count = 0;
+    uint8_t corner[27], state[27], step[27];
+  };
+  struct Recorder
+  {
+    Entry& e;
+    void cell(int corner, uint8_t state, uint8_t step)
+    {
+      e.corner[e.count] = static_cast<uint8_t>(corner);
+      e.state[e.count] = state;
+      e.step[e.count] = step;
+      ++e.count;
+    }
+  };
+  std::vector<Entry> entries_;
+};
+
 template <typename T, bool Super>
 void buildTyped(const GridView& image, Gradient& g, int threads)
 {
@@ -70,13 +128,14 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
   // rows of voxels go to threads as they come.
   const int64_t rows = image.dims[1] * image.dims[2];
   parallelFor(rows, threads, [&](int, int64_t r0, int64_t r1) {
+    MatchMemo memo;
     int64_t p[3];
     for (int64_t r = r0; r < r1; ++r)
     {
       p[1] = r % image.dims[1];
       p[2] = r / image.dims[1];
       for (p[0] = 0; p[0] < image.dims[0]; ++p[0])
-        gradientOfVoxel<T, Super>(data, image.strides, image.dims, offset, p, tab, arrays);
+        gradientOfVoxel<T, Super>(data, image.strides, image.dims, offset, p, tab, arrays, memo);
     }
   });
 }
