@@ -318,7 +318,9 @@ int runPersistence(const std::vector<std::string>& args)
     "Persistent homology of an image (1D, 2D or 3D): the birth and death values\n"
     "of the connected components, loops and voids of the cubical complex of its\n"
     "sublevel (or superlevel) sets, with the voxels where they happen. Exact, on\n"
-    "the CPU (all threads), by a discrete Morse reduction; equal to CubicalRipser.");
+    "the CPU (all threads), by a discrete Morse reduction; equal to CubicalRipser.\n"
+    "The device gpu (or TOPOVOX_DEVICE=gpu) builds the discrete gradient on the\n"
+    "GPU; auto keeps it on the CPU threads, faster in this version.");
   addPersistenceOptions(parser, a);
   const std::vector<std::string> positional = parser.parse(args);
   if (a.execution.help)

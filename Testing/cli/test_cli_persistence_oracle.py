@@ -657,7 +657,7 @@ def case_outputs(ck, name, rng):
     if up is not None and down is not None:
         down[:, 1:3] *= -1
         ck.expect(np.array_equal(up, down), "superlevel(image) != -sublevel(-image)")
-    # The default device (the GPU where there is one builds the gradient).
+    # The default device (auto: the CPU threads, or the GPU with TOPOVOX_DEVICE=gpu).
     ck.device = None
     other = ck.run([path, "-o", os.path.join(ck.workdir, "opt.npy")], "default device")
     ck.expect(other is not None and base is not None and np.array_equal(base, other),

@@ -86,9 +86,10 @@ struct PersistenceDiagram
 // paired by union-find along the gradient and the top dimension by
 // union-find in the dual, so only the middle dimension of a 3D image needs
 // Morse boundaries and a matrix. Device: the gradient is built on the GPU
-// when options.device resolves to it (CUDA builds; Auto does when a GPU is
-// present), bit-identical to the CPU's; the paths, pairing and reduction
-// run on the CPU threads in this version. Memory: 3 bytes a cell and 24 a voxel plus the critical cells:
+// when options.device is GPU (or Auto with TOPOVOX_DEVICE=gpu; CUDA
+// builds), bit-identical to the CPU's; Auto keeps it on the CPU threads,
+// which are faster while the paths, pairing and reduction run on the CPU
+// in this version. Memory: 3 bytes a cell and 24 a voxel plus the critical cells:
 // peak resident memory measured 18 bytes a cell on a 256^3 Gaussian random
 // field, 27 on 120^3 uniform noise. Exact; tested against the reference
 // engine below, CubicalRipser and GUDHI.
