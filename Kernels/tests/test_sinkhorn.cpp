@@ -156,31 +156,11 @@ int main(int argc, char** argv)
     return 77;
   stoppingCases(gpu);
   std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> u01(0, 1);
   for (int64_t d : { 5, 33, 200 })
     for (int64_t pairs : { 1, 7 })
     {
-      std::vector<double> a(static_cast<size_t>(pairs * d)), b(a.size()), M(static_cast<size_t>(d * d)), x(static_cast<size_t>(d));
-      for (auto& v : x)
-        v = u01(rng);
-      for (int64_t i = 0; i < d; ++i)
-        for (int64_t j = 0; j < d; ++j)
-          M[static_cast<size_t>(i * d + j)] = (x[static_cast<size_t>(i)] - x[static_cast<size_t>(j)]) *
-            (x[static_cast<size_t>(i)] - x[static_cast<size_t>(j)]);
-      for (int64_t p = 0; p < pairs; ++p)
-      {
-        double sa = 0, sb = 0;
-        for (int64_t k = 0; k < d; ++k)
-        {
-          sa += (a[static_cast<size_t>(p * d + k)] = u01(rng));
-          sb += (b[static_cast<size_t>(p * d + k)] = u01(rng));
-        }
-        for (int64_t k = 0; k < d; ++k)
-        {
-          a[static_cast<size_t>(p * d + k)] /= sa;
-          b[static_cast<size_t>(p * d + k)] /= sb;
-        }
-      }
+      std::vector<double> a, b, M;
+      randomProblem(rng, pairs, d, a, b, M);
       a[0] = 0; // a zero entry: the log domain must stay finite
       double sa = 0;
       for (int64_t k = 0; k < d; ++k)
@@ -195,21 +175,11 @@ int main(int argc, char** argv)
           o.reg = 0.05;
           o.method = method;
           o.numItermax = iterations;
-          o.computePlans = true;
-          o.device = Device::CPU;
           const std::string what = shape + (method == SinkhornMethod::Sinkhorn ? " scaling" : " log") +
             " iterations " + std::to_string(iterations);
-          const SinkhornResult cpu = sinkhorn(a, b, M, pairs, d, o);
+          const SinkhornResult cpu = compareDevices(a, b, M, pairs, d, o, what, gpu);
           if (gpu)
-          {
-            o.device = Device::GPU;
-            const SinkhornResult g = sinkhorn(a, b, M, pairs, d, o);
-            expect(g.device == Device::GPU, what + ": ran on the GPU");
-            expect(close(g.costs, cpu.costs, 1e-9) && close(g.plans, cpu.plans, 1e-9), what + ": GPU equals CPU");
-            expect(g.iterations == cpu.iterations, what + ": the same iterations");
-            expect(g.warnings.empty() == cpu.warnings.empty(), what + ": the same warnings");
             continue;
-          }
           bool finite = true;
           for (double v : cpu.plans)
             finite = finite && std::isfinite(v);
