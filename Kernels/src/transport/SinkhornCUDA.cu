@@ -691,3 +691,5 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
 }
 }
 }
+
+#undef TOPOVOX_GRID_LOOP
