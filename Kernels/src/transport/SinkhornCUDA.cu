@@ -42,6 +42,7 @@ unsigned blocksFor(int64_t n)
   return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65535));
 }
 
+// A grid-stride loop of k over [0, n).
 #define TOPOVOX_GRID_LOOP(k, n)                                                                             \
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < (n); k += int64_t(gridDim.x) * blockDim.x)
 
