@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <tuple>
 
@@ -82,7 +83,11 @@ struct MorsePairing::Impl
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
-  std::vector<std::vector<phat::index>> Boundary; // per position, positions
+  // The Morse boundaries asked for (positions), one slot each: SlotOf maps
+  // a position to its slot (-1: none). Nothing at all when none is needed
+  // (2D), rather than a vector per critical cell (millions, on noise).
+  std::vector<int32_t> SlotOf;
+  std::vector<std::vector<phat::index>> Boundary;
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
   int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
@@ -231,7 +236,15 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     if (!p.Skip[j] && !p.EmptyColumn[j] && p.Critical[j].dimension > 0)
       need.push_back(p.Critical[j].cell);
   std::sort(need.begin(), need.end());
-  p.Boundary.resize(p.Critical.size());
+  if (!need.empty())
+  {
+    if (need.size() > static_cast<size_t>(INT32_MAX))
+      throw std::length_error("persistence: too many Morse boundaries");
+    p.SlotOf.assign(p.Critical.size(), -1);
+    for (size_t k = 0; k < need.size(); ++k)
+      p.SlotOf[static_cast<size_t>(p.columnOf(need[k]))] = static_cast<int32_t>(k);
+    p.Boundary.resize(need.size());
+  }
   return need;
 }
 
@@ -241,7 +254,12 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
   {
     if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
       throw std::invalid_argument("persistence: malformed boundary list");
-    std::vector<phat::index>& column = P->Boundary[static_cast<size_t>(P->columnOf(flat[k]))];
+    const int64_t position = P->columnOf(flat[k]);
+    const int32_t slot = position >= 0 && static_cast<size_t>(position) < P->SlotOf.size()
+      ? P->SlotOf[static_cast<size_t>(position)] : -1;
+    if (slot < 0)
+      throw std::invalid_argument("persistence: a boundary that was not asked for");
+    std::vector<phat::index>& column = P->Boundary[static_cast<size_t>(slot)];
     const size_t count = static_cast<size_t>(flat[k + 1]);
     column.clear();
     for (size_t e = 0; e < count; ++e)
@@ -270,7 +288,10 @@ PersistenceDiagram MorsePairing::finish()
   matrix.set_num_cols(static_cast<phat::index>(positionOf.size()));
   for (size_t m = 0; m < positionOf.size(); ++m)
   {
-    auto& entries = p.Boundary[static_cast<size_t>(positionOf[m])];
+    const size_t at = static_cast<size_t>(positionOf[m]);
+    std::vector<phat::index> entries;
+    if (at < p.SlotOf.size() && p.SlotOf[at] >= 0)
+      entries.swap(p.Boundary[static_cast<size_t>(p.SlotOf[at])]);
     size_t kept = 0;
     for (auto e : entries)
       if (matrixColumn[static_cast<size_t>(e)] >= 0)
@@ -279,8 +300,9 @@ PersistenceDiagram MorsePairing::finish()
     matrix.set_dim(static_cast<phat::index>(m),
       static_cast<phat::dimension>(p.Critical[static_cast<size_t>(positionOf[m])].dimension));
     matrix.set_col(static_cast<phat::index>(m), entries);
-    std::vector<phat::index>().swap(entries);
   }
+  std::vector<std::vector<phat::index>>().swap(p.Boundary);
+  std::vector<int32_t>().swap(p.SlotOf);
   phat::persistence_pairs pairs;
   phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
