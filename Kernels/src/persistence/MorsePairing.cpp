@@ -88,6 +88,7 @@ struct MorsePairing::Impl
   // (2D), rather than a vector per critical cell (millions, on noise).
   std::vector<int32_t> SlotOf;
   std::vector<std::vector<phat::index>> Boundary;
+  std::vector<char> Given; // per slot: its boundary has come
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
   int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
@@ -244,12 +245,17 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     for (size_t k = 0; k < need.size(); ++k)
       p.SlotOf[static_cast<size_t>(p.columnOf(need[k]))] = static_cast<int32_t>(k);
     p.Boundary.resize(need.size());
+    p.Given.assign(need.size(), 0);
   }
   return need;
 }
 
 void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
 {
+  // Records [cell, count, entries...]: found and checked in order, then
+  // translated to positions and sorted on all threads (each record fills
+  // its own slot; a slot given twice is refused, so no two threads meet).
+  std::vector<std::pair<size_t, int32_t>> records; // (start in flat, slot)
   for (size_t k = 0; k < flat.size();)
   {
     if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
@@ -257,16 +263,24 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
     const int64_t position = P->columnOf(flat[k]);
     const int32_t slot = position >= 0 && static_cast<size_t>(position) < P->SlotOf.size()
       ? P->SlotOf[static_cast<size_t>(position)] : -1;
-    if (slot < 0)
-      throw std::invalid_argument("persistence: a boundary that was not asked for");
-    std::vector<phat::index>& column = P->Boundary[static_cast<size_t>(slot)];
-    const size_t count = static_cast<size_t>(flat[k + 1]);
-    column.clear();
-    for (size_t e = 0; e < count; ++e)
-      column.push_back(static_cast<phat::index>(P->columnOf(flat[k + 2 + e])));
-    std::sort(column.begin(), column.end());
-    k += 2 + count;
+    if (slot < 0 || P->Given[static_cast<size_t>(slot)])
+      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
+    P->Given[static_cast<size_t>(slot)] = 1;
+    records.emplace_back(k, slot);
+    k += 2 + static_cast<size_t>(flat[k + 1]);
   }
+  parallelFor(static_cast<int64_t>(records.size()), P->threads(), [&](int, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+    {
+      const size_t k = records[static_cast<size_t>(r)].first;
+      std::vector<phat::index>& column = P->Boundary[static_cast<size_t>(records[static_cast<size_t>(r)].second)];
+      const size_t count = static_cast<size_t>(flat[k + 1]);
+      column.resize(count);
+      for (size_t e = 0; e < count; ++e)
+        column[e] = static_cast<phat::index>(P->columnOf(flat[k + 2 + e]));
+      std::sort(column.begin(), column.end());
+    }
+  });
 }
 
 PersistenceDiagram MorsePairing::finish()
@@ -303,6 +317,7 @@ PersistenceDiagram MorsePairing::finish()
   }
   std::vector<std::vector<phat::index>>().swap(p.Boundary);
   std::vector<int32_t>().swap(p.SlotOf);
+  std::vector<char>().swap(p.Given);
   phat::persistence_pairs pairs;
   phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
