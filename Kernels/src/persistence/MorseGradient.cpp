@@ -65,9 +65,20 @@ namespace
 class MatchMemo
 {
 public:
-  MatchMemo()
-    : entries_(kEntries)
+  // The calling thread's memo for complexes like `tab`'s (construction and
+  // axes decide a group's matching): kept across calls, so that a batch of
+  // small images fills its table once a thread, not once an image.
+  static MatchMemo& forThread(const CornerTables& tab)
   {
+    thread_local MatchMemo memo;
+    const int kind = (tab.tConstruction ? 8 : 0) | (tab.active[0] ? 1 : 0) | (tab.active[1] ? 2 : 0) |
+      (tab.active[2] ? 4 : 0);
+    if (memo.kind_ != kind)
+    {
+      std::fill(memo.entries_.begin(), memo.entries_.end(), Entry{});
+      memo.kind_ = kind;
+    }
+    return memo;
   }
   void operator()(const GradientArrays& g, const CornerTables& tab, uint32_t owned, int64_t base,
     uint8_t ownerAxes, const uint32_t onCut[3])
@@ -111,7 +122,12 @@ private:
       ++e.count;
     }
   };
+  MatchMemo()
+    : entries_(kEntries)
+  {
+  }
   std::vector<Entry> entries_;
+  int kind_ = -1;
 };
 
 template <typename T, bool Super>
@@ -128,7 +144,7 @@ void buildTyped(const GridView& image, Gradient& g, int threads)
   // rows of voxels go to threads as they come.
   const int64_t rows = image.dims[1] * image.dims[2];
   parallelFor(rows, threads, [&](int, int64_t r0, int64_t r1) {
-    MatchMemo memo;
+    MatchMemo& memo = MatchMemo::forThread(tab);
     int64_t p[3];
     for (int64_t r = r0; r < r1; ++r)
     {
