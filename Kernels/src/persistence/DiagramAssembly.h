@@ -35,6 +35,8 @@ public:
   // `dims`: the image's voxels per axis (to turn voxel indices into
   // coordinates).
   DiagramBuilder(const int64_t dims[3], const PersistenceOptions& options);
+  // Room for `count` pairs (a diagram of millions grows without copies).
+  void reserve(size_t count) { Pairs.reserve(count); }
   void pair(const PairCell& birth, const PairCell& death);
   void essential(const PairCell& birth);
   std::vector<PersistencePair> finish();

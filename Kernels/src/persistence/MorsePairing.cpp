@@ -207,9 +207,17 @@ MorsePairing::~MorsePairing() = default;
 void MorsePairing::add(MorsePieceSummary&& piece)
 {
   P->HasNan = P->HasNan || piece.hasNan;
-  P->Critical.insert(P->Critical.end(), piece.critical.begin(), piece.critical.end());
-  P->EdgeEnds.insert(P->EdgeEnds.end(), piece.edgeEnds.begin(), piece.edgeEnds.end());
-  P->DualEnds.insert(P->DualEnds.end(), piece.dualEnds.begin(), piece.dualEnds.end());
+  // The first piece's arrays are taken as they are (one piece: no copy of
+  // hundreds of megabytes); later ones appended.
+  auto append = [](auto& to, auto& from) {
+    if (to.empty())
+      to.swap(from);
+    else
+      to.insert(to.end(), from.begin(), from.end());
+  };
+  append(P->Critical, piece.critical);
+  append(P->EdgeEnds, piece.edgeEnds);
+  append(P->DualEnds, piece.dualEnds);
   piece = MorsePieceSummary();
 }
 
@@ -327,6 +335,7 @@ PersistenceDiagram MorsePairing::finish()
   }
 
   persistence::DiagramBuilder diagram(p.Dims, p.Options);
+  diagram.reserve(p.Pairs.size() + 16); // the pairs, and a few essential classes
   auto cellOf = [&p](int64_t j) {
     const MorseCriticalCell& c = p.Critical[static_cast<size_t>(j)];
     return persistence::PairCell{ c.value, c.dimension, c.voxel };

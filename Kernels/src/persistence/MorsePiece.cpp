@@ -281,13 +281,36 @@ struct MorsePiece::Impl
     return true;
   }
 
-  // Runs body(c, out) for every critical cell c of the box lo..hi (local
-  // cell coordinates, inclusive) on all threads, rows of x shared out in
-  // order; returns what the bodies appended to `out`, in scan order.
+  // Calls visit(c) for every critical cell c of rows r0..r1 - 1 of the box
+  // lo..hi (local cell coordinates, inclusive; rows of x, y fastest).
   // Critical cells are a few in a thousand: a row is searched with memchr
   // over its state bytes rather than visited cell by cell.
+  template <typename Visit>
+  void criticalInRows(const int64_t lo[3], const int64_t hi[3], int64_t r0, int64_t r1, Visit visit) const
+  {
+    const int64_t ny = hi[1] - lo[1] + 1;
+    for (int64_t r = r0; r < r1; ++r)
+    {
+      int64_t c[3] = { lo[0], lo[1] + r % ny, lo[2] + r / ny };
+      const uint8_t* row = G.state.data() + Cells.index(c) - lo[0];
+      const uint8_t* end = row + hi[0] + 1;
+      for (const uint8_t* at = row + lo[0];
+           (at = static_cast<const uint8_t*>(std::memchr(at, morse::kCritical, static_cast<size_t>(end - at))));
+           ++at)
+      {
+        c[0] = at - row;
+        visit(static_cast<const int64_t*>(c));
+      }
+    }
+  }
+
+  // Runs body(c, out) for every critical cell c of the box lo..hi on all
+  // threads, rows shared out in order; returns what the bodies appended to
+  // `out`, in scan order. perCell > 0: each body appends that many items,
+  // so a counting pass sizes every chunk's part first (no regrowth of
+  // parts that hold hundreds of megabytes).
   template <typename Item, typename Body>
-  std::vector<Item> scanCritical(const int64_t lo[3], const int64_t hi[3], Body body) const
+  std::vector<Item> scanCritical(const int64_t lo[3], const int64_t hi[3], Body body, int perCell = 0) const
   {
     const int64_t ny = hi[1] - lo[1] + 1, nz = hi[2] - lo[2] + 1;
     if (ny <= 0 || nz <= 0 || hi[0] < lo[0])
@@ -299,19 +322,14 @@ struct MorsePiece::Impl
       for (int64_t k = k0; k < k1; ++k)
       {
         std::vector<Item>& out = parts[static_cast<size_t>(k)];
-        for (int64_t r = rows * k / chunks; r < rows * (k + 1) / chunks; ++r)
+        const int64_t r0 = rows * k / chunks, r1 = rows * (k + 1) / chunks;
+        if (perCell > 0)
         {
-          int64_t c[3] = { lo[0], lo[1] + r % ny, lo[2] + r / ny };
-          const uint8_t* row = G.state.data() + Cells.index(c) - lo[0];
-          const uint8_t* end = row + hi[0] + 1;
-          for (const uint8_t* at = row + lo[0];
-               (at = static_cast<const uint8_t*>(std::memchr(at, morse::kCritical, static_cast<size_t>(end - at))));
-               ++at)
-          {
-            c[0] = at - row;
-            body(c, out);
-          }
+          size_t count = 0;
+          criticalInRows(lo, hi, r0, r1, [&](const int64_t*) { ++count; });
+          out.reserve(count * static_cast<size_t>(perCell));
         }
+        criticalInRows(lo, hi, r0, r1, [&](const int64_t* c) { body(c, out); });
       }
     });
     std::vector<Item> all;
@@ -340,7 +358,7 @@ struct MorsePiece::Impl
       m.value = Value[static_cast<size_t>(v[0] + Cells.voxels[0] * (v[1] + Cells.voxels[1] * v[2]))];
       m.dimension = Cells.dimension(c);
       out.push_back(m);
-    });
+    }, 1);
   }
 
   // Where a path ends, per vertex or top cell, found once and shared by the
