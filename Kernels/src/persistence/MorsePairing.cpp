@@ -6,6 +6,7 @@
 
 #include "DiagramAssembly.h"
 
+#include "../common/LargeArray.h"
 #include "../common/Parallel.h"
 
 #include <phat/algorithms/twist_reduction.h>
@@ -29,34 +30,33 @@ namespace
 class CellPositions
 {
 public:
-  void build(const std::vector<MorseCriticalCell>& critical)
+  void build(const std::vector<MorseCriticalCell>& critical, int threads)
   {
     size_t capacity = 16;
     while (capacity < 2 * critical.size())
       capacity *= 2;
     Mask = capacity - 1;
-    Keys.assign(capacity, -1);
-    Values.assign(capacity, 0);
+    Slots = LargeArray<Slot>(capacity);
+    Slots.fill(Slot{ -1, 0 }, threads);
     for (size_t j = 0; j < critical.size(); ++j)
     {
       size_t at = slot(critical[j].cell);
-      while (Keys[at] >= 0)
+      while (Slots[at].key >= 0)
       {
-        if (Keys[at] == critical[j].cell)
+        if (Slots[at].key == critical[j].cell)
           throw std::logic_error("persistence: two pieces reported the same critical cell");
         at = (at + 1) & Mask;
       }
-      Keys[at] = critical[j].cell;
-      Values[at] = static_cast<int64_t>(j);
+      Slots[at] = Slot{ critical[j].cell, static_cast<int64_t>(j) };
     }
   }
   int64_t find(int64_t cell) const
   {
     for (size_t at = slot(cell);; at = (at + 1) & Mask)
     {
-      if (Keys[at] == cell)
-        return Values[at];
-      if (Keys[at] < 0)
+      if (Slots[at].key == cell)
+        return Slots[at].value;
+      if (Slots[at].key < 0)
         throw std::logic_error("persistence: a piece named a critical cell no piece reported");
     }
   }
@@ -66,7 +66,13 @@ private:
   {
     return static_cast<size_t>((static_cast<uint64_t>(cell) * 0x9E3779B97F4A7C15ull) >> 20) & Mask;
   }
-  std::vector<int64_t> Keys, Values;
+  // Key and value side by side: a lookup reads one cache line.
+  struct Slot
+  {
+    int64_t key; // -1: empty
+    int64_t value;
+  };
+  LargeArray<Slot> Slots;
   size_t Mask = 0;
 };
 }
@@ -233,7 +239,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   parallelSort(p.Critical, p.threads(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
     return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
   });
-  p.Positions.build(p.Critical);
+  p.Positions.build(p.Critical, p.threads());
   p.Skip.assign(p.Critical.size(), 0);
   p.EmptyColumn.assign(p.Critical.size(), 0);
   if (p.Top >= 1 && !p.HasNan)
