@@ -590,9 +590,31 @@ struct MorsePiece::Impl
         }
   }
 
+  // The chain: a max-heap of Keys (std::priority_queue's order) on a vector
+  // the thread keeps, so that millions of small boundaries (noise, random
+  // fields) allocate nothing each.
+  struct Chain
+  {
+    std::vector<Key>& heap;
+    void push(const Key& k)
+    {
+      heap.push_back(k);
+      std::push_heap(heap.begin(), heap.end());
+    }
+    const Key& top() const { return heap.front(); }
+    void pop()
+    {
+      std::pop_heap(heap.begin(), heap.end());
+      heap.pop_back();
+    }
+    bool empty() const { return heap.empty(); }
+  };
+
   std::vector<int64_t> boundary(int64_t cell) const
   {
-    std::priority_queue<Key> chain;
+    thread_local std::vector<Key> storage;
+    storage.clear();
+    Chain chain{ storage };
     std::vector<int64_t> entries;
     int64_t c64[3];
     Cells.coordinates(cell, c64);
