@@ -2,8 +2,8 @@
 // per-cell and per-voxel arrays of large images (hundreds of megabytes):
 // allocated without being written, so that the threads that fill it touch
 // its pages first. std::vector's assign and value-initialising constructors
-// write (and page-fault) every byte on the calling thread, which on a
-// 256^3 image took as long as the threaded gradient itself.
+// write (and page-fault) every byte on the calling thread: 0.2 s of a 2.5 s
+// persistence run on a 256^3 volume, on two threads.
 #pragma once
 
 #include "Parallel.h"
