@@ -127,16 +127,12 @@ int vtkEulerCurveFilter::RequestData(
   // collective, so that no rank waits forever.
   topovox_vtk::ImagePiece in = topovox_vtk::readImagePiece(
     image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, false);
-  const std::string failure = topovox_vtk::agreeOnError(this->Controller, in.ranks, in.error);
+  const std::string failure = topovox_vtk::settlePiece(this->Controller, in);
   if (!failure.empty())
   {
     vtkErrorMacro(<< "Euler curve: " << failure << ".");
     return 0;
   }
-  if (in.empty)
-    in.standInForEmpty();
-  else if (in.array && !in.grid.data)
-    return 0;
   const int ranks = in.ranks;
   const bool root = in.root, emptyPiece = in.empty, cellData = in.cellData;
   const int* whole = in.whole;

@@ -178,14 +178,12 @@ int vtkEulerTransformFilter::RequestData(
     image, inInfo, outInfo, this->GetInputArrayInformation(0), this->Controller, this->Component, false);
   if (in.error.empty() && this->Directions.size() % 3)
     in.error = "the directions must be given as (x, y, z) triples";
-  const std::string failure = topovox_vtk::agreeOnError(this->Controller, in.ranks, in.error);
+  const std::string failure = topovox_vtk::settlePiece(this->Controller, in);
   if (!failure.empty())
   {
     vtkErrorMacro(<< "Euler transform: " << failure << ".");
     return 0;
   }
-  if (in.empty)
-    in.standInForEmpty();
   const int ranks = in.ranks;
   const bool root = in.root, emptyPiece = in.empty, cellData = in.cellData;
   const int* whole = in.whole;

@@ -399,6 +399,14 @@ std::string agreeOnError(vtkMultiProcessController* controller, int ranks, const
   return error.empty() ? otherwise : error;
 }
 
+std::string settlePiece(vtkMultiProcessController* controller, ImagePiece& piece)
+{
+  const std::string failure = agreeOnError(controller, piece.ranks, piece.error);
+  if (failure.empty() && piece.empty)
+    piece.standInForEmpty();
+  return failure;
+}
+
 bool readWholeImage(vtkAlgorithm* filter, const char* what, vtkImageData* image, int component,
   vtkDataArray*& array, bool& cellData, topovox::GridView& grid)
 {

@@ -163,6 +163,12 @@ ImagePiece readImagePiece(vtkImageData* image, vtkInformation* inInfo, vtkInform
 // this rank's error, or `otherwise` when only other ranks failed.
 std::string agreeOnError(vtkMultiProcessController* controller, int ranks, const std::string& error,
   const char* otherwise = "another rank could not read its piece");
+
+// For the filters whose every rank runs the kernels (a reduction follows):
+// the ranks' agreement on the pieces' errors (agreeOnError); when all are
+// fine, an empty piece becomes the kernels' stand-in (standInForEmpty).
+// Returns the failure to report, empty when none.
+std::string settlePiece(vtkMultiProcessController* controller, ImagePiece& piece);
 }
 
 #endif

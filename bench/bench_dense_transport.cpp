@@ -9,10 +9,10 @@
 // in, costs out, no plans), the best of 3 calls after a warm-up. Prints one
 // JSON object: ms, the costs, the device used.
 #include "BenchRaw.h"
+#include "BenchSinkhorn.h"
 #include "topovox/Sinkhorn.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -32,20 +32,9 @@ int main(int argc, char** argv)
   const std::vector<double> a = readRawDoubles(argv[1], static_cast<size_t>(pairs * d)),
                             b = readRawDoubles(argv[2], static_cast<size_t>(pairs * d)),
                             M = readRawDoubles(argv[3], static_cast<size_t>(d * d));
-  SinkhornOptions o;
-  o.reg = std::atof(argv[6]);
-  o.method = std::string(argv[7]) == "sinkhorn_log" ? SinkhornMethod::SinkhornLog : SinkhornMethod::Sinkhorn;
-  o.numItermax = std::atoi(argv[8]);
-  o.stopThr = 0;
-  o.device = std::string(argv[9]) == "gpu" ? Device::GPU : Device::CPU;
-  SinkhornResult r = sinkhorn(a, b, M, pairs, d, o);
-  double best = 1e300;
-  for (int k = 0; k < 3; ++k)
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    r = sinkhorn(a, b, M, pairs, d, o);
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  const SinkhornOptions o = benchSinkhornOptions(argv[6], argv[7], argv[8], argv[9]);
+  SinkhornResult r;
+  const double best = bestOfMs([&] { r = sinkhorn(a, b, M, pairs, d, o); }, 3);
   std::printf("{\"ms\": %.4f, \"device\": \"%s\", \"costs\": [", best, r.device == Device::GPU ? "gpu" : "cpu");
   for (size_t k = 0; k < r.costs.size(); ++k)
     std::printf("%s%.17g", k ? ", " : "", r.costs[k]);

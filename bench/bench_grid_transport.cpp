@@ -8,10 +8,10 @@
 // End to end through the public API (host arrays in, host results out),
 // the best of 3 calls after a warm-up. Prints one JSON object.
 #include "BenchRaw.h"
+#include "BenchSinkhorn.h"
 #include "topovox/GridSinkhorn.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,22 +31,11 @@ int main(int argc, char** argv)
   const int64_t dims[3] = { std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5]) };
   const size_t n = static_cast<size_t>(dims[0] * dims[1] * dims[2]);
   const std::vector<double> a = readRawDoubles(argv[1], n), b = readRawDoubles(argv[2], n);
-  SinkhornOptions o;
-  o.reg = std::atof(argv[6]);
-  o.method = std::string(argv[7]) == "sinkhorn_log" ? SinkhornMethod::SinkhornLog : SinkhornMethod::Sinkhorn;
-  o.numItermax = std::atoi(argv[8]);
-  o.stopThr = 0;
-  o.device = std::string(argv[9]) == "gpu" ? Device::GPU : Device::CPU;
+  SinkhornOptions o = benchSinkhornOptions(argv[6], argv[7], argv[8], argv[9]);
   o.computeFields = argc != 11 || std::string(argv[10]) != "cost";
   const double spacing[3] = { 1, 1, 1 };
-  GridSinkhornResult r = sinkhornGrid(a, b, dims, spacing, o);
-  double best = 1e300;
-  for (int k = 0; k < 3; ++k)
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    r = sinkhornGrid(a, b, dims, spacing, o);
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  GridSinkhornResult r;
+  const double best = bestOfMs([&] { r = sinkhornGrid(a, b, dims, spacing, o); }, 3);
   std::printf("{\"ms\": %.4f, \"cost\": %.17g, \"iterations\": %d, \"device\": \"%s\"}\n", best, r.cost,
     r.iterations, r.device == Device::GPU ? "gpu" : "cpu");
   return 0;

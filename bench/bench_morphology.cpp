@@ -11,11 +11,11 @@
 // through the public API (host array in, host array out: on the GPU the
 // call allocates, copies, computes, copies back and frees), the best of
 // REPEAT calls after one warm-up call. Prints one JSON object.
+#include "BenchRaw.h"
 #include "topovox/DistanceTransform.h"
 #include "topovox/Morphology.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -89,14 +89,7 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "unknown operator %s\n", op.c_str());
     return 2;
   }
-  run(); // warm-up: the CUDA context, the first allocations
-  double best = 1e300;
-  for (int i = 0; i < repeat; ++i)
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  const double best = bestOfMs(run, repeat);
   std::printf("{\"op\": \"%s\", \"device\": \"%s\", \"ms\": %.4f, \"threads\": %d}\n", op.c_str(), argv[7], best,
     defaultThreadCount());
   return 0;
