@@ -133,12 +133,6 @@ int vtkEulerCurveFilter::RequestData(
     vtkErrorMacro(<< "Euler curve: " << failure << ".");
     return 0;
   }
-  const int ranks = in.ranks;
-  const bool root = in.root, emptyPiece = in.empty, cellData = in.cellData;
-  const int* whole = in.whole;
-  vtkDataArray* array = in.array;
-  const topovox::GridView& grid = in.grid;
-  const topovox::Box& owned = in.owned;
 
   topovox::EulerCurveOptions options;
   options.construction =
@@ -150,16 +144,16 @@ int vtkEulerCurveFilter::RequestData(
   options.thresholds = this->Thresholds;
   options.device = topovox_vtk::toDevice(this->Device);
   options.threads = this->NumberOfThreads;
-  options.owned = owned;
+  options.owned = in.owned;
   options.progress = [this](double f) {
     this->UpdateProgress(0.1 + 0.85 * f);
     return !this->CheckAbort();
   };
 
   // The scalar type decides Auto mode; with an empty piece, ask the array.
-  topovox::ScalarType type = grid.type;
-  if (emptyPiece && array)
-    topovox_vtk::toScalarType(array->GetDataType(), type);
+  topovox::ScalarType type = in.grid.type;
+  if (in.empty && in.array)
+    topovox_vtk::toScalarType(in.array->GetDataType(), type);
   if (options.thresholdMode == topovox::ThresholdMode::Auto)
     options.thresholdMode = topovox::scalarTypeIsFloating(type) ? topovox::ThresholdMode::Bins
                                                                 : topovox::ThresholdMode::Exact;
@@ -175,21 +169,21 @@ int vtkEulerCurveFilter::RequestData(
     std::vector<double> distinct;
     if (options.thresholdMode == topovox::ThresholdMode::Bins)
     {
-      summary = topovox::summarizeValues(grid, owned, options.threads);
-      topovox_vtk::allReduceMinMax(this->Controller, ranks, summary.finiteMin, summary.finiteMax);
+      summary = topovox::summarizeValues(in.grid, in.owned, options.threads);
+      topovox_vtk::allReduceMinMax(this->Controller, in.ranks, summary.finiteMin, summary.finiteMax);
       long long finite = summary.finite;
-      topovox_vtk::allReduceSum(this->Controller, ranks, finite);
+      topovox_vtk::allReduceSum(this->Controller, in.ranks, finite);
       summary.finite = finite;
     }
     else if (options.thresholdMode == topovox::ThresholdMode::Exact)
       distinct = topovox_vtk::allGatherSortedUnique(
-        this->Controller, ranks, topovox::distinctValues(grid, owned, options.threads));
+        this->Controller, in.ranks, topovox::distinctValues(in.grid, in.owned, options.threads));
     thresholds = topovox::resolveThresholds(options, type, summary, distinct);
     this->UpdateProgress(0.1);
     this->SetProgressText("Euler curve: counting cells");
     topovox::Device used = topovox::Device::CPU;
     const topovox::EulerHistogram h =
-      topovox::eulerHistogram(grid, options, thresholds, &used, &warnings);
+      topovox::eulerHistogram(in.grid, options, thresholds, &used, &warnings);
     this->LastDevice = used == topovox::Device::GPU ? "gpu" : "cpu";
     counts.resize(4 * h.cells.size());
     for (size_t j = 0; j < h.cells.size(); ++j)
@@ -204,7 +198,7 @@ int vtkEulerCurveFilter::RequestData(
   {
     error = e.what();
   }
-  const std::string failed = topovox_vtk::agreeOnError(this->Controller, ranks, error, "failed on another rank");
+  const std::string failed = topovox_vtk::agreeOnError(this->Controller, in.ranks, error, "failed on another rank");
   if (!failed.empty())
   {
     if (failed == "aborted")
@@ -215,9 +209,9 @@ int vtkEulerCurveFilter::RequestData(
   }
   if (!warnings.empty())
     vtkWarningMacro(<< warnings);
-  topovox_vtk::reduceSumToRoot(this->Controller, ranks, counts);
+  topovox_vtk::reduceSumToRoot(this->Controller, in.ranks, counts);
   this->UpdateProgress(0.95);
-  if (!root)
+  if (!in.root)
     return 1; // the curve lives on rank 0 only
 
   topovox::EulerHistogram total;
@@ -228,7 +222,7 @@ int vtkEulerCurveFilter::RequestData(
       total.cells[j][k] = counts[4 * j + k];
   int dimension = 0;
   for (int a = 0; a < 3; ++a)
-    dimension += (cellData ? whole[2 * a + 1] - whole[2 * a] > 1 : whole[2 * a + 1] > whole[2 * a]);
+    dimension += (in.cellData ? in.whole[2 * a + 1] - in.whole[2 * a] > 1 : in.whole[2 * a + 1] > in.whole[2 * a]);
   const topovox::EulerCurve curve = topovox::accumulateHistogram(total, dimension);
 
   const vtkIdType n = static_cast<vtkIdType>(curve.thresholds.size());
@@ -265,7 +259,7 @@ int vtkEulerCurveFilter::RequestData(
   addString("Construction", topovox::constructionName(options.construction));
   addString("Filtration", topovox::filtrationName(options.filtration));
   addString("ThresholdMode", topovox::thresholdModeName(options.thresholdMode));
-  addString("Array", array && array->GetName() ? array->GetName() : "");
+  addString("Array", in.array && in.array->GetName() ? in.array->GetName() : "");
   addString("Device", this->LastDevice);
   this->UpdateProgress(1.0);
   return 1;

@@ -184,12 +184,6 @@ int vtkEulerTransformFilter::RequestData(
     vtkErrorMacro(<< "Euler transform: " << failure << ".");
     return 0;
   }
-  const int ranks = in.ranks;
-  const bool root = in.root, emptyPiece = in.empty, cellData = in.cellData;
-  const int* whole = in.whole;
-  vtkDataArray* array = in.array;
-  const topovox::GridView& grid = in.grid;
-  const topovox::Box& owned = in.owned;
 
   topovox::EulerTransformOptions options;
   options.construction = this->Construction ? topovox::Construction::T : topovox::Construction::V;
@@ -202,7 +196,7 @@ int vtkEulerTransformFilter::RequestData(
   options.thresholds = this->Thresholds;
   options.device = topovox_vtk::toDevice(this->Device);
   options.threads = this->NumberOfThreads;
-  options.owned = owned;
+  options.owned = in.owned;
   options.progress = [this](double f) {
     this->UpdateProgress(0.1 + 0.85 * f);
     return !this->CheckAbort();
@@ -217,7 +211,7 @@ int vtkEulerTransformFilter::RequestData(
     image->GetExtent(ext);
     double ijk[3];
     for (int a = 0; a < 3; ++a)
-      ijk[a] = ext[2 * a] + (cellData && whole[2 * a] < whole[2 * a + 1] ? 0.5 : 0.0);
+      ijk[a] = ext[2 * a] + (in.cellData && in.whole[2 * a] < in.whole[2 * a + 1] ? 0.5 : 0.0);
     image->TransformContinuousIndexToPhysicalPoint(ijk, options.origin);
     for (int a = 0; a < 3; ++a)
       options.spacing[a] = spacing[a];
@@ -227,8 +221,8 @@ int vtkEulerTransformFilter::RequestData(
   int64_t wholeDims[3];
   for (int a = 0; a < 3; ++a)
   {
-    const int64_t points = whole[2 * a + 1] - whole[2 * a] + 1;
-    wholeDims[a] = cellData ? std::max<int64_t>(1, points - 1) : points;
+    const int64_t points = in.whole[2 * a + 1] - in.whole[2 * a] + 1;
+    wholeDims[a] = in.cellData ? std::max<int64_t>(1, points - 1) : points;
   }
   std::vector<std::array<double, 3>> directions;
   std::vector<double> thresholds;
@@ -247,16 +241,16 @@ int vtkEulerTransformFilter::RequestData(
     if (options.thresholdMode == topovox::ThresholdMode::Bins)
     {
       double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-      if (!emptyPiece)
-        topovox::transformHeightRange(grid, options, lo, hi);
-      topovox_vtk::allReduceMinMax(this->Controller, ranks, lo, hi);
+      if (!in.empty)
+        topovox::transformHeightRange(in.grid, options, lo, hi);
+      topovox_vtk::allReduceMinMax(this->Controller, in.ranks, lo, hi);
       thresholds = topovox::transformThresholds(options, lo, hi);
     }
     else
       thresholds = topovox::transformThresholds(options, 0, -1);
     this->SetProgressText("Euler transform: counting cells");
     topovox::Device used = topovox::Device::CPU;
-    const auto histograms = topovox::transformHistograms(grid, options, thresholds, &used, &warnings);
+    const auto histograms = topovox::transformHistograms(in.grid, options, thresholds, &used, &warnings);
     for (const auto& h : histograms)
       for (const auto& bin : h.cells)
         for (int k = 0; k < 4; ++k)
@@ -270,7 +264,7 @@ int vtkEulerTransformFilter::RequestData(
   {
     error = e.what();
   }
-  const std::string failed = topovox_vtk::agreeOnError(this->Controller, ranks, error, "failed on another rank");
+  const std::string failed = topovox_vtk::agreeOnError(this->Controller, in.ranks, error, "failed on another rank");
   if (!failed.empty())
   {
     if (failed == "aborted")
@@ -281,11 +275,11 @@ int vtkEulerTransformFilter::RequestData(
   }
   if (!warnings.empty())
     vtkWarningMacro(<< warnings);
-  if (image->GetDirectionMatrix() && !image->GetDirectionMatrix()->IsIdentity() && root)
+  if (image->GetDirectionMatrix() && !image->GetDirectionMatrix()->IsIdentity() && in.root)
     vtkWarningMacro(<< "Euler transform: the image's direction matrix is not applied; positions are "
                        "origin + spacing * index along the image's axes.");
-  topovox_vtk::reduceSumToRoot(this->Controller, ranks, counts);
-  if (!root)
+  topovox_vtk::reduceSumToRoot(this->Controller, in.ranks, counts);
+  if (!in.root)
     return 1;
 
   // The sums back into histograms, then the transform.
