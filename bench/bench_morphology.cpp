@@ -7,13 +7,21 @@
 // OP: binary_erosion_box3, binary_erosion_ball2, binary_opening_box3,
 // grey_erosion_box3, grey_erosion_ball2, edt, cdt_chessboard. FILE: raw,
 // x fastest, DTYPE uint8 or float32 (binary operators and the transforms
-// take nonzero as foreground). DEVICE: cpu or gpu. The time is end to end
+// take nonzero as foreground). DEVICE: cpu or gpu: the time is end to end
 // through the public API (host array in, host array out: on the GPU the
-// call allocates, copies, computes, copies back and frees), the best of
-// REPEAT calls after one warm-up call. Prints one JSON object.
+// call allocates, copies, computes, copies back and frees); resident: the
+// device API (MorphologyOnDevice.h) on an array copied to the GPU before
+// the timing, the result left there (the morphology operators only; the
+// transforms have no device API and print "ms": null). The best of REPEAT
+// calls after one warm-up call. Prints one JSON object.
 #include "BenchRaw.h"
 #include "topovox/DistanceTransform.h"
 #include "topovox/Morphology.h"
+#include "topovox/MorphologyOnDevice.h"
+
+#ifdef BENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -55,7 +63,8 @@ int main(int argc, char** argv)
   }
   const std::string op = argv[1], dtype = argv[3];
   const int64_t n[3] = { std::atoll(argv[4]), std::atoll(argv[5]), std::atoll(argv[6]) };
-  const Device device = std::string(argv[7]) == "gpu" ? Device::GPU : Device::CPU;
+  const std::string where = argv[7];
+  const Device device = where == "cpu" ? Device::CPU : Device::GPU;
   const int repeat = std::atoi(argv[8]);
   const ScalarType type = dtype == "float32" ? ScalarType::Float32 : ScalarType::UInt8;
   const size_t bytes = static_cast<size_t>(n[0] * n[1] * n[2]) * (type == ScalarType::Float32 ? 4 : 1);
@@ -74,7 +83,33 @@ int main(int argc, char** argv)
   g.device = device;
   const double unit[3] = { 1, 1, 1 };
   std::function<void()> run;
-  if (op == "binary_erosion_box3" || op == "binary_erosion_ball2")
+  if (where == "resident")
+  {
+#ifdef BENCH_WITH_CUDA
+    void* input = nullptr;
+    void* output = nullptr;
+    if (cudaMalloc(&input, bytes) != cudaSuccess || cudaMalloc(&output, bytes) != cudaSuccess ||
+      cudaMemcpy(input, data.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+    {
+      std::fprintf(stderr, "cannot stage %zu bytes on the GPU\n", bytes);
+      return 1;
+    }
+    const GridView onDevice = GridView::contiguous(input, type, n[0], n[1], n[2], MemorySpace::Device);
+    uint8_t* bits = static_cast<uint8_t*>(output);
+    if (op == "binary_erosion_box3" || op == "binary_erosion_ball2")
+      run = [=] { binaryErosionOnDevice(onDevice, s, b, bits); };
+    else if (op == "binary_opening_box3")
+      run = [=] { binaryOpeningOnDevice(onDevice, s, b, bits); };
+    else if (op == "grey_erosion_box3" || op == "grey_erosion_ball2")
+      run = [=] { greyErosionOnDevice(onDevice, s, g, output); };
+#endif
+    if (!run)
+    {
+      std::printf("{\"op\": \"%s\", \"device\": \"resident\", \"ms\": null}\n", op.c_str());
+      return 0;
+    }
+  }
+  else if (op == "binary_erosion_box3" || op == "binary_erosion_ball2")
     run = [&] { binaryErosion(image, s, b); };
   else if (op == "binary_opening_box3")
     run = [&] { binaryOpening(image, s, b); };

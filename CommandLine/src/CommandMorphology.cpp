@@ -271,7 +271,8 @@ int runMorphology(const std::vector<std::string>& args)
         { "grey_opening", greyOpening }, { "grey_closing", greyClosing },
         { "morphological_gradient", morphologicalGradient }, { "morphological_laplace", morphologicalLaplace },
         { "white_tophat", whiteTophat }, { "black_tophat", blackTophat } };
-      return ops.at(op)(v, s, g1);
+      const GreyImage g = ops.at(op)(v, s, g1);
+      return std::vector<uint8_t>(g.begin(), g.end());
     }
     BinaryImage b;
     if (op == "binary_erosion")

@@ -5,13 +5,26 @@
 //    reflected s) with the border inverted), checked on random images;
 //  * --device gpu: the GPU gives the CPU's bits, for every operator, border
 //    mode, element (flat and not) and type, masks and iterations until
-//    stable (exit 77 without a GPU).
+//    stable (exit 77 without a GPU); the device API (MorphologyOnDevice.h)
+//    on device copies gives the host API's bits.
+//  Both: rows longer than a 32-voxel word and not a multiple of it, x
+//  offsets beyond a word, float images with NaN and strided views.
 #include "topovox/Morphology.h"
+#include "topovox/MorphologyOnDevice.h"
 
 #include "KernelCheck.h"
 
+#ifdef TOPOVOX_TEST_CUDA
+#include "DeviceCopies.h"
+#endif
+
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <stdexcept>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +49,162 @@ StructuringElement randomElement(std::mt19937_64& rng, bool flatOnly)
       s.values.push_back(static_cast<double>(static_cast<int>(rng() % 5) - 2));
   return s;
 }
+
+// An element of `dims` with random elements (the first set), origin `origin`.
+StructuringElement sparseElement(std::mt19937_64& rng, const int64_t dims[3], const int64_t origin[3])
+{
+  StructuringElement s;
+  for (int a = 0; a < 3; ++a)
+  {
+    s.dims[a] = dims[a];
+    s.origin[a] = origin[a];
+  }
+  for (int64_t k = 0; k < s.size(); ++k)
+    s.footprint.push_back(k == 0 || rng() % 4 == 0 ? 1 : 0);
+  return s;
+}
+
+// Binary and grey operators on a strided float view with NaN, through
+// options `a` (the CPU, one thread) and `b` (the device under test), on the
+// elements the GPU's bit shifts and shared tiles treat apart.
+void checkWideRows(std::mt19937_64& rng, bool gpu)
+{
+  const int64_t n[3] = { 70, 37, 5 };
+  const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
+  // Interleaved with a second component, as a VTK array's: stride 2.
+  std::vector<float> values(2 * count);
+  std::vector<uint8_t> mask(count);
+  for (size_t k = 0; k < count; ++k)
+  {
+    const int r = static_cast<int>(rng() % 60);
+    values[2 * k] = r < 25 ? 0.0f : (r == 59 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r) / 3);
+    values[2 * k + 1] = -1.0f;
+    mask[k] = rng() % 5 != 0;
+  }
+  GridView image = GridView::contiguous(values.data(), ScalarType::Float32, n[0], n[1], n[2]);
+  for (int a = 0; a < 3; ++a)
+    image.strides[a] *= 2;
+  const int64_t longDims[3] = { 81, 3, 1 }, longOrigin[3] = { 7, -1, 0 };
+  const int64_t zeroOrigin[3] = { 0, 0, 0 }, boxDims[3] = { 3, 3, 3 };
+  const StructuringElement elements[] = { sparseElement(rng, longDims, longOrigin), generateBinaryStructure(3, 1),
+    StructuringElement::box(boxDims), sparseElement(rng, boxDims, zeroOrigin) };
+  int which = 0;
+  for (const StructuringElement& s : elements)
+  {
+    const std::string name = "wide rows, element " + std::to_string(which++);
+    for (int iterations : { 1, 2, -1 })
+      for (bool border : { false, true })
+        for (bool masked : { false, true })
+        {
+          BinaryOptions a, b;
+          a.iterations = b.iterations = iterations;
+          a.borderValue = b.borderValue = border;
+          a.mask = b.mask = masked ? mask.data() : nullptr;
+          a.device = Device::CPU;
+          a.threads = 1;
+          b.device = gpu ? Device::GPU : Device::CPU;
+          b.threads = 3;
+          const std::string what = name + " iterations " + std::to_string(iterations) + " border " +
+            std::to_string(border) + " mask " + std::to_string(masked);
+          expect(binaryErosion(image, s, a) == binaryErosion(image, s, b), what + ": binary erosion");
+          expect(binaryDilation(image, s, a) == binaryDilation(image, s, b), what + ": binary dilation");
+          expect(binaryOpening(image, s, a) == binaryOpening(image, s, b), what + ": binary opening");
+          expect(binaryClosing(image, s, a) == binaryClosing(image, s, b), what + ": binary closing");
+        }
+    for (int mode = 0; mode < 5; ++mode)
+    {
+      GreyOptions a, b;
+      a.mode = b.mode = static_cast<BorderMode>(mode);
+      a.cval = b.cval = -2.5;
+      a.device = Device::CPU;
+      a.threads = 1;
+      b.device = gpu ? Device::GPU : Device::CPU;
+      b.threads = 3;
+      const std::string what = name + " mode " + std::to_string(mode);
+      expect(greyErosion(image, s, a) == greyErosion(image, s, b), what + ": grey erosion with NaN");
+      expect(greyDilation(image, s, a) == greyDilation(image, s, b), what + ": grey dilation with NaN");
+    }
+  }
+}
+
+#ifdef TOPOVOX_TEST_CUDA
+// The device API on device copies of the images gives the host API's bits
+// (host API on the CPU): binary operators on a float image with a mask,
+// grey operators on a strided view, NaN under a box included (which the
+// device API hands to the CPU's separable passes).
+void checkDeviceApi(std::mt19937_64& rng)
+{
+  const int64_t n[3] = { 45, 33, 7 };
+  const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
+  std::vector<float> values(2 * count);
+  std::vector<uint8_t> mask(count);
+  for (size_t k = 0; k < count; ++k)
+  {
+    const int r = static_cast<int>(rng() % 40);
+    values[2 * k] = r < 18 ? 0.0f : (r == 39 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r));
+    values[2 * k + 1] = 5.0f;
+    mask[k] = rng() % 3 != 0;
+  }
+  OnDevice d;
+  float* onDevice = d.copy(values);
+  uint8_t* maskOnDevice = d.copy(mask);
+  GridView host = GridView::contiguous(values.data(), ScalarType::Float32, n[0], n[1], n[2]);
+  for (int a = 0; a < 3; ++a)
+    host.strides[a] *= 2;
+  GridView device = host;
+  device.data = onDevice;
+  device.memory = MemorySpace::Device;
+  const int64_t boxDims[3] = { 3, 3, 3 };
+  const StructuringElement elements[] = { generateBinaryStructure(3, 2), StructuringElement::box(boxDims) };
+  using BinaryOnHost = BinaryImage (*)(const GridView&, const StructuringElement&, const BinaryOptions&);
+  using BinaryOnDevice = void (*)(const GridView&, const StructuringElement&, const BinaryOptions&, uint8_t*);
+  const std::pair<BinaryOnHost, BinaryOnDevice> binary[] = { { binaryErosion, binaryErosionOnDevice },
+    { binaryDilation, binaryDilationOnDevice }, { binaryOpening, binaryOpeningOnDevice },
+    { binaryClosing, binaryClosingOnDevice } };
+  using GreyOnHost = GreyImage (*)(const GridView&, const StructuringElement&, const GreyOptions&);
+  using GreyOnDevice = void (*)(const GridView&, const StructuringElement&, const GreyOptions&, void*);
+  const std::pair<GreyOnHost, GreyOnDevice> grey[] = { { greyErosion, greyErosionOnDevice },
+    { greyDilation, greyDilationOnDevice }, { greyOpening, greyOpeningOnDevice },
+    { greyClosing, greyClosingOnDevice } };
+  uint8_t* bytes = d.make<uint8_t>(count);
+  float* floats = d.make<float>(count);
+  int which = 0;
+  for (const StructuringElement& s : elements)
+  {
+    for (int op = 0; op < 4; ++op)
+    {
+      const std::string what = "device API, element " + std::to_string(which) + ", operator " + std::to_string(op);
+      BinaryOptions h, g;
+      h.device = Device::CPU;
+      h.iterations = g.iterations = op + 1 == 4 ? -1 : op + 1;
+      h.mask = mask.data();
+      g.mask = maskOnDevice;
+      binary[op].second(device, s, g, bytes);
+      const std::vector<uint8_t> gotBits = d.back(bytes, count);
+      const BinaryImage wantBits = binary[op].first(host, s, h);
+      expect(std::equal(gotBits.begin(), gotBits.end(), wantBits.begin(), wantBits.end()), what + ": binary");
+      GreyOptions gh, gg;
+      gh.device = Device::CPU;
+      gh.mode = gg.mode = static_cast<BorderMode>(op);
+      grey[op].second(device, s, gg, floats);
+      const std::vector<float> got = d.back(floats, count);
+      const GreyImage want = grey[op].first(host, s, gh);
+      expect(std::memcmp(got.data(), want.data(), want.size()) == 0, what + ": grey");
+    }
+    ++which;
+  }
+  bool refused = false;
+  try
+  {
+    greyErosionOnDevice(host, elements[0], GreyOptions{}, floats);
+  }
+  catch (const std::invalid_argument&)
+  {
+    refused = true;
+  }
+  expect(refused, "device API: a host image is refused with std::invalid_argument");
+}
+#endif
 } // namespace
 
 int main(int argc, char** argv)
@@ -44,7 +213,9 @@ int main(int argc, char** argv)
   if (!kernel_check::deviceFromArguments(argc, argv, gpu))
     return 77;
   std::mt19937_64 rng(21);
-  const int64_t shapes[][3] = { { 40, 1, 1 }, { 19, 23, 1 }, { 13, 11, 9 }, { 64, 48, 33 } };
+  // 200: rows of 7 words, the last padded (the GPU's interior words and
+  // its border words both occur).
+  const int64_t shapes[][3] = { { 40, 1, 1 }, { 19, 23, 1 }, { 13, 11, 9 }, { 64, 48, 33 }, { 200, 9, 7 } };
   for (const auto& n : shapes)
   {
     const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
@@ -70,8 +241,9 @@ int main(int argc, char** argv)
           s.dims[a] = 1, s.origin[a] = 0;
       // The shape changed on the image's flat axes: a random footprint anew.
       s.footprint.clear();
+      // Trial 1: a full box (the GPU's separable grey kernel).
       for (int64_t k = 0; k < s.size(); ++k)
-        s.footprint.push_back(k == 0 || rng() % 3 ? 1 : 0);
+        s.footprint.push_back(k == 0 || trial == 1 || rng() % 3 ? 1 : 0);
       if (!s.values.empty())
       {
         s.values.clear();
@@ -145,5 +317,10 @@ int main(int argc, char** argv)
           binaryFillHoles(gb, generateBinaryStructure(3, 1), 4), shape + ": fill holes");
     }
   }
+  checkWideRows(rng, gpu);
+#ifdef TOPOVOX_TEST_CUDA
+  if (gpu)
+    checkDeviceApi(rng);
+#endif
   return kernel_check::finish();
 }

@@ -19,7 +19,7 @@
 #include "KernelCheck.h"
 
 #ifdef TOPOVOX_TEST_CUDA
-#include <cuda_runtime_api.h>
+#include "DeviceCopies.h"
 #endif
 
 #include <algorithm>
@@ -142,32 +142,6 @@ Case randomCase(std::mt19937_64& rng, int64_t batch, int64_t nx, int64_t ny, int
 }
 
 #ifdef TOPOVOX_TEST_CUDA
-// The same problem with every array copied to the GPU; results copied back.
-struct OnDevice
-{
-  std::vector<void*> owned;
-  ~OnDevice()
-  {
-    for (void* p : owned)
-      cudaFree(p);
-  }
-  template <typename T>
-  T* copy(const std::vector<T>& v)
-  {
-    void* p = nullptr;
-    cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T));
-    cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice);
-    owned.push_back(p);
-    return static_cast<T*>(p);
-  }
-  template <typename T>
-  std::vector<T> back(const T* p, size_t n)
-  {
-    std::vector<T> v(n);
-    cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
-    return v;
-  }
-};
 
 template <typename T>
 void compareDevices(const std::string& name, const Case& c, double tol)

@@ -28,6 +28,7 @@
 
 #include "topovox/Device.h"
 #include "topovox/Grid.h"
+#include "topovox/UninitializedAllocator.h"
 
 #include <cstdint>
 #include <string>
@@ -76,7 +77,9 @@ struct BinaryOptions
   Device device = Device::Auto; // the GPU when present (CUDA builds); same bits
 };
 
-using BinaryImage = std::vector<uint8_t>; // 0/1, x fastest
+// Results are allocated unwritten (the operators write every voxel), large
+// ones on huge pages: UninitializedAllocator.h.
+using BinaryImage = std::vector<uint8_t, UninitializedAllocator<uint8_t>>; // 0/1, x fastest
 
 BinaryImage binaryErosion(const GridView& image, const StructuringElement& s, const BinaryOptions& o);
 BinaryImage binaryDilation(const GridView& image, const StructuringElement& s, const BinaryOptions& o);
@@ -99,7 +102,7 @@ struct GreyOptions
 };
 
 // Raw bytes of an image of the input's type, x fastest.
-using GreyImage = std::vector<unsigned char>;
+using GreyImage = std::vector<unsigned char, UninitializedAllocator<unsigned char>>;
 
 GreyImage greyErosion(const GridView& image, const StructuringElement& s, const GreyOptions& o);
 GreyImage greyDilation(const GridView& image, const StructuringElement& s, const GreyOptions& o);

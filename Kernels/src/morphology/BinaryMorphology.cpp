@@ -68,21 +68,50 @@ bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const morphology::E
   return changed;
 }
 
+using morphology::BinaryOperator;
+using morphology::BinaryStage;
+using morphology::stagesOf;
 using morphology::threadsOf;
 
-// Erosion (invert false) or dilation by `s` already reflected (invert true),
-// `iterations` passes, or until stable when < 1.
-BinaryImage iterate(BinaryImage current, const int64_t dims[3], const StructuringElement& s, const BinaryOptions& o,
-  bool invert)
+// Whether the element holds its centre (scipy's "center is true").
+bool holdsCentre(const ElementOffsets& e)
 {
-  const ElementOffsets e = morphology::offsetsOf(s);
-  const bool center = morphology::centerIsTrue(s);
+  for (const auto& d : e.delta)
+    if (d[0] == 0 && d[1] == 0 && d[2] == 0)
+      return true;
+  return false;
+}
+
+// One stage on the CPU threads: `iterations` passes, or until stable when < 1.
+BinaryImage iterate(BinaryImage current, const int64_t dims[3], const BinaryStage& stage, const BinaryOptions& o)
+{
+  const int threads = threadsOf(o.threads);
+  const int64_t strides[3] = { 1, dims[0], dims[0] * dims[1] };
+  const morphology::FlatElement flat(stage.element, strides);
+  const bool center = holdsCentre(stage.element);
+  BinaryImage next(current.size());
+  bool changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, stage.invert, next, threads);
+  for (int done = 1; done < o.iterations || (o.iterations < 1 && changed); ++done)
+  {
+    current.swap(next);
+    changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, stage.invert, next, threads);
+  }
+  return next;
+}
+
+// The stages in turn from the binarised image: on the GPU when it is asked
+// for (the whole sequence on the device, one copy each way), else on the
+// CPU threads.
+BinaryImage runStages(const GridView& image, const std::vector<BinaryStage>& stages, const BinaryOptions& o)
+{
 #ifdef TOPOVOX_WITH_CUDA
   if (resolveDevice(o.device, nullptr) == Device::GPU)
   {
     try
     {
-      return morphology::binaryGPU(current, dims, e, center, o.mask, o.borderValue, invert, o.iterations);
+      BinaryImage out(static_cast<size_t>(image.voxelCount()));
+      morphology::binaryGPU(image, stages, o, MemorySpace::Host, out.data(), MemorySpace::Host);
+      return out;
     }
     catch (const std::runtime_error&)
     {
@@ -90,17 +119,10 @@ BinaryImage iterate(BinaryImage current, const int64_t dims[3], const Structurin
     }
   }
 #endif
-  const int threads = threadsOf(o.threads);
-  const int64_t strides[3] = { 1, dims[0], dims[0] * dims[1] };
-  const morphology::FlatElement flat(e, strides);
-  BinaryImage next(current.size());
-  bool changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, invert, next, threads);
-  for (int done = 1; done < o.iterations || (o.iterations < 1 && changed); ++done)
-  {
-    current.swap(next);
-    changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, invert, next, threads);
-  }
-  return next;
+  BinaryImage current = binarize(image, threadsOf(o.threads));
+  for (const BinaryStage& stage : stages)
+    current = iterate(std::move(current), image.dims, stage, o);
+  return current;
 }
 
 GridView viewOf(const BinaryImage& b, const int64_t dims[3])
@@ -112,27 +134,25 @@ GridView viewOf(const BinaryImage& b, const int64_t dims[3])
 BinaryImage binaryErosion(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
 {
   checkImage(image);
-  morphology::checkElement(s);
-  return iterate(binarize(image, threadsOf(o.threads)), image.dims, s, o, false);
+  return runStages(image, stagesOf(BinaryOperator::Erosion, s), o);
 }
 
 BinaryImage binaryDilation(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
 {
   checkImage(image);
-  morphology::checkElement(s);
-  return iterate(binarize(image, threadsOf(o.threads)), image.dims, morphology::reflected(s), o, true);
+  return runStages(image, stagesOf(BinaryOperator::Dilation, s), o);
 }
 
 BinaryImage binaryOpening(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
 {
-  const BinaryImage eroded = binaryErosion(image, s, o);
-  return binaryDilation(viewOf(eroded, image.dims), s, o);
+  checkImage(image);
+  return runStages(image, stagesOf(BinaryOperator::Opening, s), o);
 }
 
 BinaryImage binaryClosing(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
 {
-  const BinaryImage dilated = binaryDilation(image, s, o);
-  return binaryErosion(viewOf(dilated, image.dims), s, o);
+  checkImage(image);
+  return runStages(image, stagesOf(BinaryOperator::Closing, s), o);
 }
 
 BinaryImage binaryPropagation(const GridView& image, const StructuringElement& s, const BinaryOptions& o)
@@ -166,18 +186,17 @@ BinaryImage binaryHitOrMiss(
   const GridView& image, const StructuringElement& s1, const StructuringElement& s2, int threads)
 {
   checkImage(image);
-  morphology::checkElement(s1);
-  morphology::checkElement(s2);
-  const int t = threadsOf(threads);
-  const BinaryImage in = binarize(image, t);
   BinaryOptions o;
   o.threads = threads;
   // s1 fits the foreground: an erosion; s2 fits the background: an erosion
   // of the complement, which is one pass with `invert` and the element as
   // given (not reflected), border false.
-  const BinaryImage fit = iterate(in, image.dims, s1, o, false);
-  const BinaryImage miss = iterate(in, image.dims, s2, o, true);
-  BinaryImage out(in.size());
+  BinaryStage miss2;
+  miss2.element = morphology::offsetsOf(s2);
+  miss2.invert = true;
+  const BinaryImage fit = runStages(image, stagesOf(BinaryOperator::Erosion, s1), o);
+  const BinaryImage miss = runStages(image, { miss2 }, o);
+  BinaryImage out(fit.size());
   for (size_t k = 0; k < out.size(); ++k)
     out[k] = fit[k] && !miss[k] ? 1 : 0;
   return out;

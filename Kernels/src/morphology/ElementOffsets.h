@@ -27,14 +27,17 @@ struct ElementOffsets
   bool flat = true;
 };
 
-// The checks every operator makes of its image.
-inline void checkImage(const GridView& g)
+// The checks every operator makes of its image: valid, and in the memory
+// its API expects (Morphology.h: host; MorphologyOnDevice.h: the GPU).
+inline void checkImage(const GridView& g, MemorySpace expected = MemorySpace::Host)
 {
   const std::string why = validateGrid(g);
   if (!why.empty())
     throw std::invalid_argument(why);
-  if (g.memory != MemorySpace::Host)
-    throw std::invalid_argument("morphology needs the image in host memory");
+  if (g.memory != expected)
+    throw std::invalid_argument(expected == MemorySpace::Host
+        ? "morphology needs the image in host memory (MorphologyOnDevice.h takes GPU memory)"
+        : "the device morphology API needs the image in GPU memory (Morphology.h takes host memory)");
 }
 
 inline int threadsOf(int t)
@@ -106,6 +109,26 @@ inline ElementOffsets offsetsOf(const StructuringElement& s)
           e.values.push_back(s.values[k]);
       }
   return e;
+}
+
+// The element a grey operator visits: erosion subtracts the element's
+// values, dilation adds those of the reflected element (scipy's duality).
+inline StructuringElement greyElement(const StructuringElement& s, bool minimum)
+{
+  StructuringElement e = minimum ? s : reflected(s);
+  if (minimum)
+    for (double& v : e.values)
+      v = -v;
+  return e;
+}
+
+// Its offsets; an element with nothing set is an error.
+inline ElementOffsets greyOffsets(const StructuringElement& prepared)
+{
+  ElementOffsets offsets = offsetsOf(prepared);
+  if (offsets.delta.empty())
+    throw std::invalid_argument("the structuring element is empty (no element set)");
+  return offsets;
 }
 
 // The offsets as flat arrays behind an ElementView (MorphologyVoxel.h);

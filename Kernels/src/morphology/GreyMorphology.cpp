@@ -53,21 +53,29 @@ void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const Gr
 GreyImage filter(const GridView& image, const StructuringElement& s, const GreyOptions& o, bool minimum)
 {
   checkImage(image);
-  // Erosion subtracts the element's values, dilation adds those of the
-  // reflected element.
-  StructuringElement e = minimum ? s : morphology::reflected(s);
-  if (minimum)
-    for (double& v : e.values)
-      v = -v;
-  const ElementOffsets offsets = morphology::offsetsOf(e);
-  if (offsets.delta.empty())
-    throw std::invalid_argument("the structuring element is empty (no element set)");
+  const StructuringElement e = morphology::greyElement(s, minimum);
+  const ElementOffsets offsets = morphology::greyOffsets(e);
   GreyImage out(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
+#ifdef TOPOVOX_WITH_CUDA
+  if (resolveDevice(o.device, nullptr) == Device::GPU)
+  {
+    try
+    {
+      if (morphology::greyGPU(image, e, offsets, minimum, o, out.data(), MemorySpace::Host))
+        return out;
+      // A NaN under a flat box: scipy's separable passes, below.
+    }
+    catch (const std::runtime_error&)
+    {
+      // No GPU memory or a driver error: the CPU gives the same result.
+    }
+  }
+#endif
   // A flat box over a floating-point image with NaN: scipy's separable
   // passes, whose NaN behaviour the direct minimum does not share
   // (SeparableMinMax.h); on the CPU whatever the device, so that every
   // device gives scipy's answer.
-  if ((image.type == ScalarType::Float32 || image.type == ScalarType::Float64) && morphology::isSeparableBox(e))
+  if (scalarTypeIsFloating(image.type) && morphology::isSeparableBox(e))
   {
     bool done = false;
     dispatchScalarType(image.type, [&](auto tag) {
@@ -89,20 +97,6 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
     if (done)
       return out;
   }
-#ifdef TOPOVOX_WITH_CUDA
-  if (resolveDevice(o.device, nullptr) == Device::GPU)
-  {
-    try
-    {
-      morphology::greyGPU(image, offsets, minimum, o, out.data());
-      return out;
-    }
-    catch (const std::runtime_error&)
-    {
-      // No GPU memory or a driver error: the CPU gives the same result.
-    }
-  }
-#endif
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     minOrMax<T>(image, offsets, minimum, o, reinterpret_cast<T*>(out.data()));

@@ -66,8 +66,10 @@ StructuringElement iterateStructure(const StructuringElement& s, int iterations)
   dilator.values.clear();
   BinaryOptions o;
   o.iterations = ni;
-  out.footprint = binaryDilation(
+  o.device = Device::CPU; // an element is small: a GPU round trip costs more
+  const BinaryImage grown = binaryDilation(
     GridView::contiguous(seed.data(), ScalarType::UInt8, out.dims[0], out.dims[1], out.dims[2]), dilator, o);
+  out.footprint.assign(grown.begin(), grown.end());
   return out;
 }
 } // namespace topovox

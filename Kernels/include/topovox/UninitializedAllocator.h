@@ -1,0 +1,63 @@
+// UninitializedAllocator.h - the allocator of the kernels' large results
+// (Morphology.h's BinaryImage and GreyImage).
+//
+// * New elements are left unwritten (unless given a value): every operator
+//   writes each voxel of its result, and zeroing a 512^3 volume's half
+//   gigabyte first, on one thread, cost more than some operators.
+// * Blocks of 4 MiB and more are aligned to 2 MiB and offered to the kernel
+//   as transparent huge pages (Linux; numpy does the same for its arrays):
+//   the first write to a 128 MiB result then takes 64 page faults instead
+//   of 32768, which is most of the time a copy back from the GPU into fresh
+//   memory takes.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <utility>
+
+namespace topovox
+{
+namespace detail
+{
+void* allocateBytes(std::size_t bytes); // throws std::bad_alloc
+void freeBytes(void* p, std::size_t bytes);
+}
+
+template <typename T>
+struct UninitializedAllocator
+{
+  using value_type = T;
+
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept
+  {
+  }
+
+  T* allocate(std::size_t n) { return static_cast<T*>(detail::allocateBytes(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { detail::freeBytes(p, n * sizeof(T)); }
+
+  template <typename U>
+  void construct(U* p) noexcept
+  {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args)
+  {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+
+  template <typename U>
+  bool operator==(const UninitializedAllocator<U>&) const noexcept
+  {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const UninitializedAllocator<U>&) const noexcept
+  {
+    return false;
+  }
+};
+} // namespace topovox

@@ -1,0 +1,567 @@
+// GreyMorphologyCUDA.cu - the grey operators on the GPU.
+//
+// A block computes a tile of outputs (32x8x8 in 3D, 64x32 in 2D, 2048 in
+// 1D) from the input tile around it held in shared memory: each input value
+// is read from global memory once per block, with the border mode applied
+// as it is loaded (so the per-voxel loop has no bounds to check), and the
+// element's offsets are offsets in that shared tile. The per-voxel rule is
+// MorphologyVoxel.h's greyVoxel, term for term: a flat element over a type
+// that double holds exactly compares in the type, keeping the first of
+// equal values in raster order; otherwise the first term in double plus its
+// value, the others in the type. Elements whose tile does not fit in 48 KB
+// of shared memory take one thread per voxel over global memory, running
+// greyVoxel itself.
+#include "topovox/MorphologyOnDevice.h"
+
+#include "MorphologyBackends.h"
+#include "SeparableMinMax.h"
+
+#include "../common/CudaUtil.cuh"
+#include "../common/ImageOnDevice.cuh"
+#include "../common/ScalarDispatch.h"
+
+#include <cmath>
+#include <type_traits>
+
+namespace topovox
+{
+namespace morphology
+{
+namespace
+{
+using cuda::check;
+using cuda::DeviceArray;
+constexpr int kThreads = 256;
+constexpr int kTileColumns = 32, kTileRows = kThreads / kTileColumns;
+constexpr size_t kSharedBytes = 48 * 1024;      // without asking
+constexpr size_t kMostSharedBytes = 100 * 1024; // asked for: still two blocks per SM
+
+struct TileGrid
+{
+  int64_t dims[3], strides[3];
+  int mode;
+  int tile[3]; // outputs per block per axis
+  int halo[3]; // input tile per axis: tile + element span
+  int lo[3];   // the element's smallest offset per axis
+  int count;   // elements
+  // Each thread computes kColumn outputs, `step` apart in the tile and
+  // `outStep` apart in the output (z in 3D, y in 2D, x in 1D).
+  int step;
+  int64_t outStep;
+};
+
+// Outputs per thread: a thread's outputs share each element offset it reads.
+constexpr int kColumn = 8;
+
+template <typename T>
+constexpr bool exactInDouble()
+{
+  return sizeof(T) < 8 || static_cast<T>(0.5) != T(0);
+}
+
+// The input tile around the block's outputs, the border mode applied as it
+// is read: per row for y and z, per sample for x only in blocks whose tile
+// crosses the image's x border (the others read their rows straight, with
+// 32-bit offsets: the index arithmetic, not memory, bounds these kernels).
+// Returns whether this thread read a NaN.
+template <typename T>
+__device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const int64_t base[3], T cv, T* tile)
+{
+  bool nan = false;
+  const int hx = g.halo[0], hxy = g.halo[0] * g.halo[1];
+  const int64_t x0 = base[0] + g.lo[0];
+  const bool xInside = x0 >= 0 && x0 + hx <= g.dims[0];
+  for (int lz = 0; lz < g.halo[2]; ++lz)
+  {
+    const int64_t q2 = extendIndex(base[2] + g.lo[2] + lz, g.dims[2], g.mode);
+    for (int ly = threadIdx.y; ly < g.halo[1]; ly += kTileRows)
+    {
+      const int64_t q1 = extendIndex(base[1] + g.lo[1] + ly, g.dims[1], g.mode);
+      T* to = tile + ly * hx + lz * hxy;
+      if (q1 < 0 || q2 < 0)
+      {
+        for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
+          to[lx] = cv;
+        continue;
+      }
+      const T* row = data + q1 * g.strides[1] + q2 * g.strides[2];
+      if (xInside && g.strides[0] == 1)
+      {
+        const T* from = row + x0;
+        for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
+        {
+          const T v = from[lx];
+          nan = nan || v != v;
+          to[lx] = v;
+        }
+        continue;
+      }
+      for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
+      {
+        const int64_t q0 = extendIndex(x0 + lx, g.dims[0], g.mode);
+        const T v = q0 < 0 ? cv : row[q0 * g.strides[0]];
+        nan = nan || v != v;
+        to[lx] = v;
+      }
+    }
+  }
+  return nan;
+}
+
+// Where this thread's first output lies: in the tile (returned) and in the
+// image (`first`, x y z); its others follow g.step / g.outStep apart.
+__device__ __forceinline__ int firstOutput(const TileGrid& g, const int64_t base[3], int64_t first[3])
+{
+  const int hx = g.halo[0];
+  int ox = threadIdx.x, oy = threadIdx.y;
+  if (g.tile[1] == 1) // 1D: the whole block along x
+    ox += kTileColumns * threadIdx.y, oy = 0;
+  first[0] = base[0] + ox;
+  first[1] = base[1] + oy;
+  first[2] = base[2];
+  return ox + hx * oy;
+}
+
+// Whether output j of the thread's column lies in the image.
+__device__ __forceinline__ bool inImage(const TileGrid& g, const int64_t first[3], int j)
+{
+  if (g.tile[2] > 1)
+    return first[0] < g.dims[0] && first[1] < g.dims[1] && first[2] + j < g.dims[2];
+  if (g.tile[1] > 1)
+    return first[0] < g.dims[0] && first[1] + kTileRows * j < g.dims[1];
+  return first[0] + kThreads * j < g.dims[0];
+}
+
+// Any element: a column of kColumn outputs per thread, each element offset
+// read once for all of them. The rule per output is greyVoxel's (see the
+// file's comment), term for term.
+template <typename T, bool Minimum>
+__global__ void greyTileKernel(const T* __restrict__ data, TileGrid g, const int* __restrict__ offsets,
+  const double* __restrict__ values, T cv, T* __restrict__ out, int* sawNaN)
+{
+  extern __shared__ __align__(16) unsigned char shared[];
+  int* tileOffsets = reinterpret_cast<int*>(shared);
+  T* tile = reinterpret_cast<T*>(shared + ((g.count * sizeof(int) + 15) / 16) * 16);
+  const int tid = threadIdx.x + kTileColumns * threadIdx.y;
+  for (int k = tid; k < g.count; k += kThreads)
+    tileOffsets[k] = offsets[k];
+  const int64_t base[3] = { int64_t(blockIdx.x) * g.tile[0], int64_t(blockIdx.y) * g.tile[1],
+    int64_t(blockIdx.z) * g.tile[2] };
+  const bool nan = loadTile(data, g, base, cv, tile);
+  if (__syncthreads_or(nan) && sawNaN && tid == 0)
+    *sawNaN = 1;
+  int64_t first[3];
+  const T* at = tile + firstOutput(g, base, first);
+  const int64_t o0 = first[0] + g.dims[0] * (first[1] + g.dims[1] * first[2]);
+  if (exactInDouble<T>() && !values)
+  {
+    T best[kColumn];
+#pragma unroll
+    for (int j = 0; j < kColumn; ++j)
+      best[j] = at[tileOffsets[0] + j * g.step];
+    for (int k = 1; k < g.count; ++k)
+    {
+      const T* e = at + tileOffsets[k];
+#pragma unroll
+      for (int j = 0; j < kColumn; ++j)
+      {
+        const T t = e[j * g.step];
+        if (Minimum ? (t < best[j]) : (t > best[j]))
+          best[j] = t;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kColumn; ++j)
+      if (inImage(g, first, j))
+        out[o0 + j * g.outStep] = best[j];
+    return;
+  }
+  double best[kColumn];
+#pragma unroll
+  for (int j = 0; j < kColumn; ++j)
+    best[j] = static_cast<double>(at[tileOffsets[0] + j * g.step]) + (values ? values[0] : 0.0);
+  for (int k = 1; k < g.count; ++k)
+  {
+    const T* e = at + tileOffsets[k];
+    const double v = values ? values[k] : 0.0;
+#pragma unroll
+    for (int j = 0; j < kColumn; ++j)
+    {
+      T t = e[j * g.step];
+      if (values)
+        t = static_cast<T>(static_cast<double>(t) + v);
+      if (Minimum ? (static_cast<double>(t) < best[j]) : (static_cast<double>(t) > best[j]))
+        best[j] = static_cast<double>(t);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kColumn; ++j)
+    if (inImage(g, first, j))
+      out[o0 + j * g.outStep] = static_cast<T>(best[j]);
+}
+
+// A flat box over a type double holds exactly, in 2D and 3D: the minimum
+// along x, then y, then z, in the tile. With strict comparisons each pass
+// keeps the first of equal values, so the survivor is the first in (z, y,
+// x) order: raster order, as the direct rule; and no NaN reaches here (the
+// caller checks). Tiles are kTileColumns wide, so a thread keeps its x in
+// every pass and no index is divided. The x pass writes `along` (tile[0] x
+// halo[1] x halo[2]); the y pass writes back over the input tile (tile[0] x
+// tile[1] x halo[2]); the z pass the output.
+template <typename T, bool Minimum>
+__global__ void greyBoxKernel(const T* __restrict__ data, TileGrid g, T cv, T* __restrict__ out, int* sawNaN)
+{
+  extern __shared__ __align__(16) unsigned char shared[];
+  T* tile = reinterpret_cast<T*>(shared);
+  T* along = tile + g.halo[0] * g.halo[1] * g.halo[2];
+  const int64_t base[3] = { int64_t(blockIdx.x) * kTileColumns, int64_t(blockIdx.y) * g.tile[1],
+    int64_t(blockIdx.z) * g.tile[2] };
+  const bool nan = loadTile(data, g, base, cv, tile);
+  if (__syncthreads_or(nan) && sawNaN && threadIdx.x == 0 && threadIdx.y == 0)
+    *sawNaN = 1;
+  const int span[3] = { g.halo[0] - kTileColumns, g.halo[1] - g.tile[1], g.halo[2] - g.tile[2] };
+  const int x = threadIdx.x;
+  auto better = [](T t, T best) { return Minimum ? (t < best) : (t > best); };
+  for (int r = threadIdx.y; r < g.halo[1] * g.halo[2]; r += kTileRows)
+  {
+    const T* in = tile + r * g.halo[0] + x;
+    T best = in[0];
+    for (int d = 1; d <= span[0]; ++d)
+      if (better(in[d], best))
+        best = in[d];
+    along[r * kTileColumns + x] = best;
+  }
+  __syncthreads();
+  for (int z = 0; z < g.halo[2]; ++z)
+    for (int y = threadIdx.y; y < g.tile[1]; y += kTileRows)
+    {
+      const T* in = along + (z * g.halo[1] + y) * kTileColumns + x;
+      T best = in[0];
+      for (int d = 1; d <= span[1]; ++d)
+        if (better(in[d * kTileColumns], best))
+          best = in[d * kTileColumns];
+      tile[(z * g.tile[1] + y) * kTileColumns + x] = best;
+    }
+  __syncthreads();
+  const int plane = g.tile[1] * kTileColumns;
+  const int64_t gx = base[0] + x;
+  if (gx >= g.dims[0])
+    return;
+  for (int z = 0; z < g.tile[2]; ++z)
+    for (int y = threadIdx.y; y < g.tile[1]; y += kTileRows)
+    {
+      const int64_t gy = base[1] + y, gz = base[2] + z;
+      if (gy >= g.dims[1] || gz >= g.dims[2])
+        continue;
+      const T* in = tile + (z * g.tile[1] + y) * kTileColumns + x;
+      T best = in[0];
+      for (int d = 1; d <= span[2]; ++d)
+        if (better(in[d * plane], best))
+          best = in[d * plane];
+      out[gx + g.dims[0] * (gy + g.dims[1] * gz)] = best;
+    }
+}
+
+// The fallback: one thread per voxel over global memory.
+template <typename T>
+__global__ void greyKernel(const T* __restrict__ data, GreyGrid g, ElementView e, bool minimum, T cv, T* out)
+{
+  const int64_t n = g.dims[0] * g.dims[1] * g.dims[2];
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < n; v += int64_t(gridDim.x) * blockDim.x)
+    out[v] = greyVoxel(data, g, e, minimum, cv, v % g.dims[0], (v / g.dims[0]) % g.dims[1], v / (g.dims[0] * g.dims[1]));
+}
+
+template <typename T>
+void upload(DeviceArray<T>& to, const std::vector<T>& from)
+{
+  if (!from.empty())
+    check(cudaMemcpy(to.ptr, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+
+// The tile of outputs a block of 32 x 8 threads computes: kColumn per
+// thread, along z in 3D, y in 2D, x in 1D.
+void chooseTile(const int64_t dims[3], TileGrid& g)
+{
+  if (dims[2] > 1)
+    g.tile[0] = kTileColumns, g.tile[1] = kTileRows, g.tile[2] = kColumn;
+  else if (dims[1] > 1)
+    g.tile[0] = kTileColumns, g.tile[1] = kTileRows * kColumn, g.tile[2] = 1;
+  else
+    g.tile[0] = kThreads * kColumn, g.tile[1] = 1, g.tile[2] = 1;
+}
+
+// Allows `bytes` of dynamic shared memory to `kernel` (above 48 KB only on
+// request); false when the device has less.
+template <typename Kernel>
+bool allowShared(Kernel kernel, size_t bytes)
+{
+  if (bytes <= kSharedBytes)
+    return true;
+  int device = 0, most = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
+  if (bytes > static_cast<size_t>(most) || bytes > kMostSharedBytes)
+    return false;
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+    "cudaFuncSetAttribute");
+  return true;
+}
+
+// The tiled kernels (the box's separable one where it applies). Returns
+// false, having launched nothing, when the tile does not fit; sets *nan
+// when `checkNaN` and the image holds a NaN (the output is then to be
+// discarded by the caller).
+template <typename T>
+bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool minimum, const GreyOptions& o,
+  T* out, bool checkNaN, bool* nan)
+{
+  TileGrid g{};
+  chooseTile(image.dims, g);
+  for (int a = 0; a < 3; ++a)
+  {
+    g.dims[a] = image.dims[a];
+    g.strides[a] = image.strides[a];
+    g.lo[a] = static_cast<int>(e.reach[a][0]);
+    g.halo[a] = g.tile[a] + static_cast<int>(e.reach[a][1] - e.reach[a][0]);
+  }
+  g.mode = static_cast<int>(o.mode);
+  g.count = static_cast<int>(e.delta.size());
+  if (image.dims[2] > 1)
+    g.step = g.halo[0] * g.halo[1], g.outStep = image.dims[0] * image.dims[1];
+  else if (image.dims[1] > 1)
+    g.step = kTileRows * g.halo[0], g.outStep = kTileRows * image.dims[0];
+  else
+    g.step = kThreads, g.outStep = kThreads;
+  const dim3 blocks(static_cast<unsigned>((image.dims[0] + g.tile[0] - 1) / g.tile[0]),
+    static_cast<unsigned>((image.dims[1] + g.tile[1] - 1) / g.tile[1]),
+    static_cast<unsigned>((image.dims[2] + g.tile[2] - 1) / g.tile[2]));
+  if (blocks.y > 65535 || blocks.z > 65535)
+    return false;
+  const size_t tileBytes = sizeof(T) * size_t(g.halo[0]) * g.halo[1] * g.halo[2];
+  const T* data = static_cast<const T*>(image.data);
+  const T cv = static_cast<T>(o.cval);
+  const dim3 threads(kTileColumns, kTileRows);
+  DeviceArray<int> flag(1, true);
+  int* sawNaN = checkNaN ? flag.ptr : nullptr;
+  if (box && e.flat && exactInDouble<T>() && g.tile[0] == kTileColumns)
+  {
+    const size_t bytes = tileBytes + sizeof(T) * size_t(g.tile[0]) * g.halo[1] * g.halo[2];
+    auto kernel = minimum ? greyBoxKernel<T, true> : greyBoxKernel<T, false>;
+    if (allowShared(kernel, bytes))
+    {
+      kernel<<<blocks, threads, bytes>>>(data, g, cv, out, sawNaN);
+      check(cudaGetLastError(), "grey morphology kernel");
+      int any = 0;
+      check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
+      *nan = any != 0;
+      return true;
+    }
+  }
+  const size_t offsetBytes = ((g.count * sizeof(int) + 15) / 16) * 16;
+  const size_t bytes = offsetBytes + tileBytes;
+  auto kernel = minimum ? greyTileKernel<T, true> : greyTileKernel<T, false>;
+  if (!allowShared(kernel, bytes))
+    return false;
+  std::vector<int> offsets;
+  for (const auto& d : e.delta)
+    offsets.push_back(static_cast<int>(
+      (d[0] - g.lo[0]) + g.halo[0] * ((d[1] - g.lo[1]) + int64_t(g.halo[1]) * (d[2] - g.lo[2]))));
+  DeviceArray<int> dOffsets(offsets.size());
+  DeviceArray<double> dValues(e.values.size());
+  upload(dOffsets, offsets);
+  upload(dValues, e.values);
+  kernel<<<blocks, threads, bytes>>>(data, g, dOffsets.ptr, e.flat ? nullptr : dValues.ptr, cv, out, sawNaN);
+  check(cudaGetLastError(), "grey morphology kernel");
+  int any = 0;
+  check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
+  *nan = any != 0;
+  return true;
+}
+
+template <typename T>
+void launchPerVoxel(const GridView& image, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out)
+{
+  const FlatElement host(e, image.strides);
+  DeviceArray<int64_t> delta(host.delta.size()), direct(host.direct.size());
+  DeviceArray<double> values(host.values.size());
+  upload(delta, host.delta);
+  upload(direct, host.direct);
+  upload(values, host.values);
+  ElementView view = host.view;
+  view.delta = delta.ptr;
+  view.direct = direct.ptr;
+  view.values = e.flat ? nullptr : values.ptr;
+  GreyGrid g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.dims[a] = image.dims[a];
+    g.strides[a] = image.strides[a];
+  }
+  g.mode = static_cast<int>(o.mode);
+  const int64_t n = image.voxelCount();
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
+  greyKernel<T><<<blocks, kThreads>>>(static_cast<const T*>(image.data), g, view, minimum,
+    static_cast<T>(o.cval), out);
+  check(cudaGetLastError(), "grey morphology kernel");
+  check(cudaDeviceSynchronize(), "grey morphology kernel");
+}
+
+// Rows on (blockIdx.y, blockIdx.z) strides, x along the threads.
+template <typename T>
+__global__ void nanKernel(const T* __restrict__ data, int64_t nx, int64_t ny, int64_t nz, int64_t sx, int64_t sy,
+  int64_t sz, int* found)
+{
+  bool any = false;
+  for (int64_t z = blockIdx.z; z < nz; z += gridDim.z)
+    for (int64_t y = blockIdx.y; y < ny; y += gridDim.y)
+      for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < nx; x += int64_t(gridDim.x) * blockDim.x)
+      {
+        const T t = data[x * sx + y * sy + z * sz];
+        any = any || t != t;
+      }
+  if (any)
+    *found = 1;
+}
+
+// A contiguous copy (x fastest) of a device view, in device memory.
+template <typename T>
+__global__ void gatherKernel(const T* __restrict__ data, int64_t nx, int64_t ny, int64_t nz, int64_t sx,
+  int64_t sy, int64_t sz, T* __restrict__ out)
+{
+  const int64_t n = nx * ny * nz;
+  for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < n; v += int64_t(gridDim.x) * blockDim.x)
+    out[v] = data[(v % nx) * sx + ((v / nx) % ny) * sy + (v / (nx * ny)) * sz];
+}
+
+// A grid over rows: x along blocks of kThreads, y and z on the grid's own
+// axes (the kernels stride over what the limits leave out).
+dim3 rowGrid(const int64_t dims[3])
+{
+  return dim3(static_cast<unsigned>(std::min<int64_t>((dims[0] + kThreads - 1) / kThreads, 1 << 20)),
+    static_cast<unsigned>(std::min<int64_t>(dims[1], 65535)), static_cast<unsigned>(std::min<int64_t>(dims[2], 65535)));
+}
+
+unsigned gridFor(int64_t n)
+{
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20)));
+}
+
+// Whether a floating-point image in GPU memory holds a NaN.
+bool hasNaNOnDevice(const GridView& image)
+{
+  if (!scalarTypeIsFloating(image.type))
+    return false;
+  DeviceArray<int> found(1, true);
+  dispatchScalarType(image.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    nanKernel<T><<<rowGrid(image.dims), kThreads>>>(static_cast<const T*>(image.data), image.dims[0],
+      image.dims[1], image.dims[2], image.strides[0], image.strides[1], image.strides[2], found.ptr);
+  });
+  check(cudaGetLastError(), "NaN scan");
+  int any = 0;
+  check(cudaMemcpy(&any, found.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return any != 0;
+}
+} // namespace
+
+bool greyGPU(const GridView& image, const StructuringElement& prepared, const ElementOffsets& e, bool minimum,
+  const GreyOptions& o, void* out, MemorySpace outMemory)
+{
+  const cuda::ImageOnDevice input(image);
+  const bool box = isSeparableBox(prepared);
+  // A NaN under a flat box is the CPU's to filter: the tiled kernels watch
+  // for one as they load (no pass of its own), the per-voxel one does not.
+  const bool checkNaN = box && scalarTypeIsFloating(image.type);
+  const size_t bytes = static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type);
+  DeviceArray<unsigned char> staged(outMemory == MemorySpace::Host ? bytes : 0);
+  void* result = outMemory == MemorySpace::Host ? static_cast<void*>(staged.ptr) : out;
+  bool nan = false;
+  dispatchScalarType(image.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* typed = static_cast<T*>(result);
+    if (launchTiled<T>(input.view, e, box, minimum, o, typed, checkNaN, &nan))
+      return;
+    if (checkNaN && hasNaNOnDevice(input.view))
+      nan = true;
+    else
+      launchPerVoxel<T>(input.view, e, minimum, o, typed);
+  });
+  if (nan)
+    return false;
+  if (outMemory == MemorySpace::Host)
+    check(cudaMemcpy(out, staged.ptr, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return true;
+}
+} // namespace morphology
+
+namespace
+{
+using cuda::check;
+using cuda::DeviceArray;
+
+// scipy's separable passes for a floating-point image with NaN under a flat
+// box (SeparableMinMax.h), which run on the CPU: the image there and back.
+void separableOnHost(const GridView& image, const StructuringElement& e, bool minimum, const GreyOptions& o, void* out)
+{
+  dispatchScalarType(image.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point<T>::value)
+    {
+      const int64_t n = image.voxelCount();
+      DeviceArray<T> packed(static_cast<size_t>(n));
+      morphology::gatherKernel<T><<<morphology::gridFor(n), morphology::kThreads>>>(static_cast<const T*>(image.data),
+        image.dims[0], image.dims[1], image.dims[2], image.strides[0], image.strides[1], image.strides[2], packed.ptr);
+      check(cudaGetLastError(), "gather");
+      std::vector<T> values(static_cast<size_t>(n));
+      check(cudaMemcpy(values.data(), packed.ptr, values.size() * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+      morphology::separableMinOrMax(values, image.dims, e, minimum, o);
+      check(cudaMemcpy(out, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+  });
+}
+
+void greyOnDevice(const GridView& image, const StructuringElement& s, const GreyOptions& o, bool minimum, void* out)
+{
+  morphology::checkImage(image, MemorySpace::Device);
+  if (!out)
+    throw std::invalid_argument("no output buffer");
+  const StructuringElement e = morphology::greyElement(s, minimum);
+  const morphology::ElementOffsets offsets = morphology::greyOffsets(e);
+  if (!morphology::greyGPU(image, e, offsets, minimum, o, out, MemorySpace::Device))
+    separableOnHost(image, e, minimum, o, out);
+}
+
+// Opening (erosion, then dilation) or closing (the other way round), the
+// intermediate image on the device.
+void sequenceOnDevice(const GridView& image, const StructuringElement& s, const GreyOptions& o, bool erodeFirst,
+  void* out)
+{
+  morphology::checkImage(image, MemorySpace::Device);
+  DeviceArray<unsigned char> middle(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
+  greyOnDevice(image, s, o, erodeFirst, middle.ptr);
+  const GridView between =
+    GridView::contiguous(middle.ptr, image.type, image.dims[0], image.dims[1], image.dims[2], MemorySpace::Device);
+  greyOnDevice(between, s, o, !erodeFirst, out);
+}
+} // namespace
+
+void greyErosionOnDevice(const GridView& image, const StructuringElement& s, const GreyOptions& o, void* out)
+{
+  greyOnDevice(image, s, o, true, out);
+}
+
+void greyDilationOnDevice(const GridView& image, const StructuringElement& s, const GreyOptions& o, void* out)
+{
+  greyOnDevice(image, s, o, false, out);
+}
+
+void greyOpeningOnDevice(const GridView& image, const StructuringElement& s, const GreyOptions& o, void* out)
+{
+  sequenceOnDevice(image, s, o, true, out);
+}
+
+void greyClosingOnDevice(const GridView& image, const StructuringElement& s, const GreyOptions& o, void* out)
+{
+  sequenceOnDevice(image, s, o, false, out);
+}
+} // namespace topovox
