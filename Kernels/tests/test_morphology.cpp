@@ -214,8 +214,10 @@ int main(int argc, char** argv)
     return 77;
   std::mt19937_64 rng(21);
   // 200: rows of 7 words, the last padded (the GPU's interior words and
-  // its border words both occur).
-  const int64_t shapes[][3] = { { 40, 1, 1 }, { 19, 23, 1 }, { 13, 11, 9 }, { 64, 48, 33 }, { 200, 9, 7 } };
+  // its border words both occur); 150 planes: the GPU's grey box kernel
+  // marches 64 planes per block.
+  const int64_t shapes[][3] = { { 40, 1, 1 }, { 19, 23, 1 }, { 13, 11, 9 }, { 64, 48, 33 }, { 200, 9, 7 },
+    { 9, 7, 150 } };
   for (const auto& n : shapes)
   {
     const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);

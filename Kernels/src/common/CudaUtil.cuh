@@ -6,7 +6,10 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +24,41 @@ inline void check(cudaError_t err, const char* what)
     cudaGetLastError(); // clear it, so that the CPU fallback starts clean
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
   }
+}
+
+// The number of multiprocessors of the current device, asked once per
+// device (the query costs more than the launches it sizes).
+inline int multiprocessorCount()
+{
+  static std::mutex lock;
+  static std::map<int, int> counts;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> hold(lock);
+  auto found = counts.find(device);
+  if (found != counts.end())
+    return found->second;
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  counts[device] = sms;
+  return sms;
+}
+
+// Blocks of `perBlock` threads for `n` work items: one item a thread, at
+// least one block, at most `cap` (grid-stride kernels cap their grids).
+inline unsigned blocksFor(int64_t n, int perBlock, int64_t cap = (int64_t(1) << 31) - 1)
+{
+  const int64_t wanted = (n + perBlock - 1) / perBlock;
+  return static_cast<unsigned>(wanted < 1 ? 1 : (wanted > cap ? cap : wanted));
+}
+
+// A grid over the rows of an image: `columns` threads a row in blocks of
+// `perBlock`, rows y and z on the grid's own axes (kernels stride over what
+// the limits leave out), so that no index is divided per voxel.
+inline dim3 rowGrid(int64_t columns, int64_t ny, int64_t nz, int perBlock)
+{
+  return dim3(blocksFor(columns, perBlock), static_cast<unsigned>(ny < 65535 ? ny : 65535),
+    static_cast<unsigned>(nz < 65535 ? nz : 65535));
 }
 
 // `count` elements of T in GPU memory, optionally zeroed; freed on scope exit.
@@ -43,6 +81,50 @@ struct DeviceArray
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+// `count` elements of T from the current device's default memory pool,
+// allocated and freed in the order of the legacy default stream (the stream
+// the callers' kernels and copies use): a later call reuses the blocks
+// instead of mapping new memory (a 16 MiB cudaMalloc costs more than a pass
+// of a binary erosion over it). The pool keeps up to 1 GiB idle between
+// calls, as cupy's and torch's allocators keep theirs.
+template <typename T>
+struct PooledArray
+{
+  T* ptr = nullptr;
+  explicit PooledArray(size_t count, bool zero = false)
+  {
+    if (!count)
+      return;
+    keepPoolWarm();
+    check(cudaMallocAsync(reinterpret_cast<void**>(&ptr), count * sizeof(T), 0), "cudaMallocAsync");
+    if (zero)
+      check(cudaMemsetAsync(ptr, 0, count * sizeof(T), 0), "cudaMemsetAsync");
+  }
+  ~PooledArray()
+  {
+    if (ptr)
+      cudaFreeAsync(ptr, 0);
+  }
+  PooledArray(const PooledArray&) = delete;
+  PooledArray& operator=(const PooledArray&) = delete;
+
+private:
+  static void keepPoolWarm()
+  {
+    static std::mutex lock;
+    static std::set<int> configured;
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    std::lock_guard<std::mutex> hold(lock);
+    if (!configured.insert(device).second)
+      return;
+    cudaMemPool_t pool;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    uint64_t keep = uint64_t(1) << 30;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+  }
 };
 
 // A device buffer of at least `bytes` for the calling host thread on the

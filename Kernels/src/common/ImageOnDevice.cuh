@@ -17,7 +17,7 @@ namespace cuda
 {
 struct ImageOnDevice
 {
-  DeviceArray<unsigned char> copy;
+  PooledArray<unsigned char> copy;
   GridView view; // in device memory
 
   explicit ImageOnDevice(const GridView& image)

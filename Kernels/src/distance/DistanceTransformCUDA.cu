@@ -32,10 +32,9 @@ struct Features
   int32_t* axis[3];
 };
 
-int blocksFor(int64_t n)
+unsigned blocksFor(int64_t n)
 {
-  const int64_t wanted = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(wanted < 1 ? 1 : (wanted > (1 << 30) ? (1 << 30) : wanted));
+  return cuda::blocksFor(n, kThreads, int64_t(1) << 30);
 }
 
 __global__ void startKernel(const uint8_t* __restrict__ fg, int64_t nx, int64_t ny, int64_t n, double* g, Features f)

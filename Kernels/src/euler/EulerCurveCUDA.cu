@@ -359,9 +359,8 @@ void launchTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
               static_cast<int>(sharedBytes)),
         "shared memory size");
     // Persistent blocks: as many as can be resident at once.
-    int device = 0, sms = 0, perSm = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
+    const int sms = cuda::multiprocessorCount();
+    int perSm = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kTileX * kTileY, sharedBytes),
       "occupancy");
     const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(tasks, int64_t(sms) * std::max(perSm, 1)));

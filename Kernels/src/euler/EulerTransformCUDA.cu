@@ -203,8 +203,7 @@ std::vector<EulerHistogram> transformHistogramsGPU(const GridView& grid, const E
   GridView onDevice;
   const std::shared_ptr<void> keep = uploadGrid(grid, onDevice);
   const bool sharedHist = entries * sizeof(unsigned) <= kSharedBytes;
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  const int sms = cuda::multiprocessorCount();
   const int64_t voxels = owned.count();
   const int blocks = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((voxels + kThreads - 1) / kThreads, 8 * sms)));
   if (voxels > 0)
@@ -238,8 +237,7 @@ std::vector<std::vector<EulerHistogram>> transformHistogramsBatchGPU(const std::
   const int64_t n = first.voxelCount(), count = static_cast<int64_t>(images.size());
   cuda::DeviceArray<unsigned long long> dCounts(static_cast<size_t>(count) * entries, true);
   const bool sharedHist = entries * sizeof(unsigned) <= kSharedBytes;
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  const int sms = cuda::multiprocessorCount();
   // Enough blocks per image to fill the device once with the whole batch.
   const int64_t perImage = std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads,
     (8 * int64_t(sms) + count - 1) / count));

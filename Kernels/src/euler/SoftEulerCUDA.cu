@@ -292,13 +292,7 @@ __global__ void castKernel(const double* in, T* out, int64_t n)
 
 int blocksFor(int64_t voxels)
 {
-  static const int sms = [] {
-    int count = 0;
-    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
-    return count;
-  }();
-  const int64_t wanted = (voxels + kThreads - 1) / kThreads;
-  return static_cast<int>(wanted < 8 * sms ? (wanted < 1 ? 1 : wanted) : 8 * sms);
+  return static_cast<int>(cuda::blocksFor(voxels, kThreads, 8 * int64_t(cuda::multiprocessorCount())));
 }
 
 template <typename T>

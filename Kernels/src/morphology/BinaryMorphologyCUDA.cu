@@ -34,7 +34,7 @@ namespace morphology
 namespace
 {
 using cuda::check;
-using cuda::DeviceArray;
+using cuda::PooledArray;
 constexpr int kThreads = 256;
 // Passes between two looks at the "changed" flag when iterating until
 // stable: a pass on bits costs less than the round trip that reads the flag.
@@ -72,7 +72,7 @@ struct BitReach
 
 unsigned blocksFor(int64_t threads)
 {
-  return static_cast<unsigned>((threads + kThreads - 1) / kThreads);
+  return cuda::blocksFor(threads, kThreads);
 }
 
 // Nonzero voxels (NaN included) as bits: a warp per word, each lane reads a
@@ -238,12 +238,6 @@ __global__ void unpackKernel(const uint32_t* __restrict__ bits, BitGrid g, uint8
     }
 }
 
-// A grid over the rows of `columns` threads each (see packKernel).
-dim3 rowGrid(int64_t columns, const BitGrid& g)
-{
-  return dim3(static_cast<unsigned>((columns + kThreads - 1) / kThreads),
-    static_cast<unsigned>(std::min<int64_t>(g.ny, 65535)), static_cast<unsigned>(std::min<int64_t>(g.nz, 65535)));
-}
 
 std::vector<BitElement> bitElementOf(const ElementOffsets& e, const BitGrid& g, BitReach& reach)
 {
@@ -279,8 +273,8 @@ void pack(const GridView& image, const BitGrid& g, uint32_t* bits)
     if (image.isContiguous() && wordAligned(data, g) && 16 % sizeof(T) == 0)
       packWordsKernel<T><<<blocksFor(words), kThreads>>>(data, words, bits);
     else
-      packKernel<T><<<rowGrid(32 * g.words, g), kThreads>>>(data, image.strides[0], image.strides[1],
-        image.strides[2], g, bits);
+      packKernel<T><<<cuda::rowGrid(32 * g.words, g.ny, g.nz, kThreads), kThreads>>>(
+        data, image.strides[0], image.strides[1], image.strides[2], g, bits);
   });
   check(cudaGetLastError(), "binary morphology: packing bits");
 }
@@ -290,7 +284,7 @@ void unpack(const uint32_t* bits, const BitGrid& g, uint8_t* out)
   if (wordAligned(out, g))
     unpackWordsKernel<<<blocksFor(g.words * g.ny * g.nz), kThreads>>>(bits, g.words * g.ny * g.nz, out);
   else
-    unpackKernel<<<rowGrid(g.nx, g), kThreads>>>(bits, g, out);
+    unpackKernel<<<cuda::rowGrid(g.nx, g.ny, g.nz, kThreads), kThreads>>>(bits, g, out);
   check(cudaGetLastError(), "binary morphology: unpacking bits");
 }
 
@@ -301,7 +295,7 @@ uint32_t* runStage(const BitGrid& g, const BinaryStage& stage, const BinaryOptio
 {
   BitReach reach;
   const std::vector<BitElement> host = bitElementOf(stage.element, g, reach);
-  DeviceArray<BitElement> element(host.size());
+  PooledArray<BitElement> element(host.size());
   if (!host.empty())
     check(cudaMemcpy(element.ptr, host.data(), host.size() * sizeof(BitElement), cudaMemcpyHostToDevice),
       "cudaMemcpy");
@@ -339,9 +333,9 @@ void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, co
 {
   const BitGrid g = bitGridOf(image.dims);
   const int64_t words = g.words * g.ny * g.nz;
-  DeviceArray<uint32_t> a(static_cast<size_t>(words)), b(static_cast<size_t>(words));
-  DeviceArray<uint32_t> maskBits(o.mask ? static_cast<size_t>(words) : 0);
-  DeviceArray<int> changed(1);
+  PooledArray<uint32_t> a(static_cast<size_t>(words)), b(static_cast<size_t>(words));
+  PooledArray<uint32_t> maskBits(o.mask ? static_cast<size_t>(words) : 0);
+  PooledArray<int> changed(1);
   {
     const cuda::ImageOnDevice input(image);
     pack(input.view, g, a.ptr);
@@ -367,7 +361,7 @@ void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, co
     check(cudaDeviceSynchronize(), "binary morphology");
     return;
   }
-  DeviceArray<uint8_t> bytes(static_cast<size_t>(n));
+  PooledArray<uint8_t> bytes(static_cast<size_t>(n));
   unpack(current, g, bytes.ptr);
   check(cudaMemcpy(out, bytes.ptr, static_cast<size_t>(n), cudaMemcpyDeviceToHost), "cudaMemcpy");
 }

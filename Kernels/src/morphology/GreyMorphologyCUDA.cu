@@ -30,7 +30,7 @@ namespace morphology
 namespace
 {
 using cuda::check;
-using cuda::DeviceArray;
+using cuda::PooledArray;
 constexpr int kThreads = 256;
 constexpr int kTileColumns = 32, kTileRows = kThreads / kTileColumns;
 constexpr size_t kSharedBytes = 48 * 1024;      // without asking
@@ -59,50 +59,91 @@ constexpr bool exactInDouble()
   return sizeof(T) < 8 || static_cast<T>(0.5) != T(0);
 }
 
+// One sample of the input tile: the border mode applied (x per sample, y
+// and z already resolved for the row: q1 or q2 < 0 is the constant).
+template <typename T>
+__device__ __forceinline__ T tileSample(const T* __restrict__ row, int64_t q1, int64_t q2, int64_t x, bool xInside,
+  const int64_t dims[3], const int64_t strides[3], int mode, T cv)
+{
+  if (q1 < 0 || q2 < 0)
+    return cv;
+  if (xInside)
+    return row[x];
+  const int64_t q0 = extendIndex(x, dims[0], mode);
+  return q0 < 0 ? cv : row[q0 * strides[0]];
+}
+
+// Rows of the tile a thread loads at once, and columns per row: their loads
+// are all issued before the first is stored, so that several are in flight
+// (one at a time left the kernels waiting on memory latency).
+constexpr int kRowsInFlight = 4, kColumnsPerRow = 2;
+
 // The input tile around the block's outputs, the border mode applied as it
 // is read: per row for y and z, per sample for x only in blocks whose tile
-// crosses the image's x border (the others read their rows straight, with
-// 32-bit offsets: the index arithmetic, not memory, bounds these kernels).
+// crosses the image's x border (the others read their rows straight).
 // Returns whether this thread read a NaN.
 template <typename T>
 __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const int64_t base[3], T cv, T* tile)
 {
   bool nan = false;
-  const int hx = g.halo[0], hxy = g.halo[0] * g.halo[1];
+  const int hx = g.halo[0], hy = g.halo[1];
   const int64_t x0 = base[0] + g.lo[0];
-  const bool xInside = x0 >= 0 && x0 + hx <= g.dims[0];
-  for (int lz = 0; lz < g.halo[2]; ++lz)
+  const bool xInside = x0 >= 0 && x0 + hx <= g.dims[0] && g.strides[0] == 1;
+  const int rows = hy * g.halo[2];
+  if (hx <= kColumnsPerRow * kTileColumns)
   {
-    const int64_t q2 = extendIndex(base[2] + g.lo[2] + lz, g.dims[2], g.mode);
-    for (int ly = threadIdx.y; ly < g.halo[1]; ly += kTileRows)
+    for (int first = threadIdx.y; first < rows; first += kRowsInFlight * kTileRows)
     {
-      const int64_t q1 = extendIndex(base[1] + g.lo[1] + ly, g.dims[1], g.mode);
-      T* to = tile + ly * hx + lz * hxy;
-      if (q1 < 0 || q2 < 0)
+      T v[kRowsInFlight][kColumnsPerRow];
+#pragma unroll
+      for (int k = 0; k < kRowsInFlight; ++k)
       {
-        for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
-          to[lx] = cv;
-        continue;
-      }
-      const T* row = data + q1 * g.strides[1] + q2 * g.strides[2];
-      if (xInside && g.strides[0] == 1)
-      {
-        const T* from = row + x0;
-        for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
+        const int r = first + k * kTileRows;
+        if (r >= rows)
+          break;
+        const int lz = r / hy, ly = r - lz * hy;
+        const int64_t q2 = extendIndex(base[2] + g.lo[2] + lz, g.dims[2], g.mode);
+        const int64_t q1 = extendIndex(base[1] + g.lo[1] + ly, g.dims[1], g.mode);
+        const T* row = data + q1 * g.strides[1] + q2 * g.strides[2] + (xInside ? x0 : 0);
+#pragma unroll
+        for (int c = 0; c < kColumnsPerRow; ++c)
         {
-          const T v = from[lx];
-          nan = nan || v != v;
-          to[lx] = v;
+          const int lx = threadIdx.x + c * kTileColumns;
+          if (lx < hx)
+            v[k][c] = tileSample(row, q1, q2, xInside ? lx : x0 + lx, xInside, g.dims, g.strides, g.mode, cv);
         }
-        continue;
       }
-      for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
+#pragma unroll
+      for (int k = 0; k < kRowsInFlight; ++k)
       {
-        const int64_t q0 = extendIndex(x0 + lx, g.dims[0], g.mode);
-        const T v = q0 < 0 ? cv : row[q0 * g.strides[0]];
-        nan = nan || v != v;
-        to[lx] = v;
+        const int r = first + k * kTileRows;
+        if (r >= rows)
+          break;
+#pragma unroll
+        for (int c = 0; c < kColumnsPerRow; ++c)
+        {
+          const int lx = threadIdx.x + c * kTileColumns;
+          if (lx < hx)
+          {
+            nan = nan || v[k][c] != v[k][c];
+            tile[r * hx + lx] = v[k][c];
+          }
+        }
       }
+    }
+    return nan;
+  }
+  for (int r = threadIdx.y; r < rows; r += kTileRows)
+  {
+    const int lz = r / hy, ly = r - lz * hy;
+    const int64_t q2 = extendIndex(base[2] + g.lo[2] + lz, g.dims[2], g.mode);
+    const int64_t q1 = extendIndex(base[1] + g.lo[1] + ly, g.dims[1], g.mode);
+    const T* row = data + q1 * g.strides[1] + q2 * g.strides[2] + (xInside ? x0 : 0);
+    for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
+    {
+      const T v = tileSample(row, q1, q2, xInside ? lx : x0 + lx, xInside, g.dims, g.strides, g.mode, cv);
+      nan = nan || v != v;
+      tile[r * hx + lx] = v;
     }
   }
   return nan;
@@ -136,8 +177,8 @@ __device__ __forceinline__ bool inImage(const TileGrid& g, const int64_t first[3
 // read once for all of them. The rule per output is greyVoxel's (see the
 // file's comment), term for term.
 template <typename T, bool Minimum>
-__global__ void greyTileKernel(const T* __restrict__ data, TileGrid g, const int* __restrict__ offsets,
-  const double* __restrict__ values, T cv, T* __restrict__ out, int* sawNaN)
+__global__ void __launch_bounds__(kThreads, 3) greyTileKernel(const T* __restrict__ data, TileGrid g,
+  const int* __restrict__ offsets, const double* __restrict__ values, T cv, T* __restrict__ out, int* sawNaN)
 {
   extern __shared__ __align__(16) unsigned char shared[];
   int* tileOffsets = reinterpret_cast<int*>(shared);
@@ -200,66 +241,191 @@ __global__ void greyTileKernel(const T* __restrict__ data, TileGrid g, const int
       out[o0 + j * g.outStep] = static_cast<T>(best[j]);
 }
 
-// A flat box over a type double holds exactly, in 2D and 3D: the minimum
-// along x, then y, then z, in the tile. With strict comparisons each pass
-// keeps the first of equal values, so the survivor is the first in (z, y,
-// x) order: raster order, as the direct rule; and no NaN reaches here (the
-// caller checks). Tiles are kTileColumns wide, so a thread keeps its x in
-// every pass and no index is divided. The x pass writes `along` (tile[0] x
-// halo[1] x halo[2]); the y pass writes back over the input tile (tile[0] x
-// tile[1] x halo[2]); the z pass the output.
+// Allows `bytes` of dynamic shared memory to `kernel` (above 48 KB only on
+// request); false when the device has less.
+template <typename Kernel>
+bool allowShared(Kernel kernel, size_t bytes)
+{
+  if (bytes <= kSharedBytes)
+    return true;
+  int device = 0, most = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
+  if (bytes > static_cast<size_t>(most) || bytes > kMostSharedBytes)
+    return false;
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+    "cudaFuncSetAttribute");
+  return true;
+}
+
+// A flat box over a type double holds exactly, in 2D and 3D: separable
+// minima, marching along z. A block owns a column of kBoxRows x kTileColumns
+// outputs (y, x) over kBoxDepth planes; per input plane it loads the plane's
+// tile (border mode applied as it loads), takes the minimum along x, then
+// along y, into a ring of the last planes, and each thread ends an output
+// from the ring entries of its own (x, y) (no barrier needed for the ring).
+// Every input plane is read once per block and each pass costs one look per
+// box length, where a tile of the whole neighbourhood would cost one per
+// element and read the z halo again per block. With strict comparisons each
+// pass keeps the first of equal values, so the survivor is the first in
+// (z, y, x) order, raster order, as the direct rule; no NaN reaches here
+// (the caller checks).
+constexpr int kBoxRows = 16;   // output rows per block: two per thread
+constexpr int kBoxDepth = 64;  // output planes per block
+
+struct BoxGrid
+{
+  int64_t dims[3], strides[3];
+  int mode;
+  int lo[3];   // the box's smallest offset per axis
+  int span[3]; // its length - 1 per axis
+};
+
+// One input plane's samples of this thread (rows threadIdx.y + 8 k,
+// columns threadIdx.x + 32 c), loaded into registers while the block works
+// on the plane before.
+template <typename T>
+struct PlaneSamples
+{
+  T v[kRowsInFlight][kColumnsPerRow];
+};
+
+template <typename T>
+__device__ __forceinline__ void fetchPlane(const T* __restrict__ data, const BoxGrid& g, int64_t q2, int64_t ys,
+  int64_t xs, bool xInside, int hx, int hy, T cv, PlaneSamples<T>& p)
+{
+#pragma unroll
+  for (int k = 0; k < kRowsInFlight; ++k)
+  {
+    const int ly = threadIdx.y + k * kTileRows;
+    if (ly >= hy)
+      break;
+    const int64_t q1 = extendIndex(ys + ly, g.dims[1], g.mode);
+    const T* row = data + q1 * g.strides[1] + q2 * g.strides[2] + (xInside ? xs : 0);
+#pragma unroll
+    for (int c = 0; c < kColumnsPerRow; ++c)
+    {
+      const int lx = threadIdx.x + c * kTileColumns;
+      if (lx < hx)
+        p.v[k][c] = tileSample(row, q1, q2, xInside ? lx : xs + lx, xInside, g.dims, g.strides, g.mode, cv);
+    }
+  }
+}
+
 template <typename T, bool Minimum>
-__global__ void greyBoxKernel(const T* __restrict__ data, TileGrid g, T cv, T* __restrict__ out, int* sawNaN)
+__global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict__ data, BoxGrid g, T cv,
+  T* __restrict__ out, int* sawNaN)
 {
   extern __shared__ __align__(16) unsigned char shared[];
-  T* tile = reinterpret_cast<T*>(shared);
-  T* along = tile + g.halo[0] * g.halo[1] * g.halo[2];
-  const int64_t base[3] = { int64_t(blockIdx.x) * kTileColumns, int64_t(blockIdx.y) * g.tile[1],
-    int64_t(blockIdx.z) * g.tile[2] };
-  const bool nan = loadTile(data, g, base, cv, tile);
-  if (__syncthreads_or(nan) && sawNaN && threadIdx.x == 0 && threadIdx.y == 0)
-    *sawNaN = 1;
-  const int span[3] = { g.halo[0] - kTileColumns, g.halo[1] - g.tile[1], g.halo[2] - g.tile[2] };
+  const int hx = kTileColumns + g.span[0], hy = kBoxRows + g.span[1], length = g.span[2] + 1;
+  T* plane = reinterpret_cast<T*>(shared);          // hy x hx
+  T* alongX = plane + hx * hy;                      // hy x kTileColumns
+  T* ring = alongX + kTileColumns * hy;             // length x kBoxRows x kTileColumns
+  const int64_t x0 = int64_t(blockIdx.x) * kTileColumns, y0 = int64_t(blockIdx.y) * kBoxRows;
+  const int64_t z0 = int64_t(blockIdx.z) * kBoxDepth;
+  const int64_t planes = min(int64_t(kBoxDepth), g.dims[2] - z0) + g.span[2];
+  const int64_t xs = x0 + g.lo[0], ys = y0 + g.lo[1], zs = z0 + g.lo[2];
+  const bool xInside = xs >= 0 && xs + hx <= g.dims[0] && g.strides[0] == 1;
   const int x = threadIdx.x;
   auto better = [](T t, T best) { return Minimum ? (t < best) : (t > best); };
-  for (int r = threadIdx.y; r < g.halo[1] * g.halo[2]; r += kTileRows)
+  bool nan = false;
+  int slot = 0; // the ring entry the next plane fills
+  PlaneSamples<T> next;
+  fetchPlane(data, g, extendIndex(zs, g.dims[2], g.mode), ys, xs, xInside, hx, hy, cv, next);
+  for (int64_t i = 0; i < planes; ++i)
   {
-    const T* in = tile + r * g.halo[0] + x;
-    T best = in[0];
-    for (int d = 1; d <= span[0]; ++d)
-      if (better(in[d], best))
-        best = in[d];
-    along[r * kTileColumns + x] = best;
-  }
-  __syncthreads();
-  for (int z = 0; z < g.halo[2]; ++z)
-    for (int y = threadIdx.y; y < g.tile[1]; y += kTileRows)
+#pragma unroll
+    for (int k = 0; k < kRowsInFlight; ++k)
     {
-      const T* in = along + (z * g.halo[1] + y) * kTileColumns + x;
+      const int ly = threadIdx.y + k * kTileRows;
+      if (ly >= hy)
+        break;
+#pragma unroll
+      for (int c = 0; c < kColumnsPerRow; ++c)
+        if (x + c * kTileColumns < hx)
+        {
+          nan = nan || next.v[k][c] != next.v[k][c];
+          plane[ly * hx + x + c * kTileColumns] = next.v[k][c];
+        }
+    }
+    __syncthreads();
+    if (i + 1 < planes)
+      fetchPlane(data, g, extendIndex(zs + i + 1, g.dims[2], g.mode), ys, xs, xInside, hx, hy, cv, next);
+    for (int ly = threadIdx.y; ly < hy; ly += kTileRows)
+    {
+      const T* in = plane + ly * hx + x;
       T best = in[0];
-      for (int d = 1; d <= span[1]; ++d)
+      for (int d = 1; d <= g.span[0]; ++d)
+        if (better(in[d], best))
+          best = in[d];
+      alongX[ly * kTileColumns + x] = best;
+    }
+    __syncthreads();
+    for (int y = threadIdx.y; y < kBoxRows; y += kTileRows)
+    {
+      const T* in = alongX + y * kTileColumns + x;
+      T best = in[0];
+      for (int d = 1; d <= g.span[1]; ++d)
         if (better(in[d * kTileColumns], best))
           best = in[d * kTileColumns];
-      tile[(z * g.tile[1] + y) * kTileColumns + x] = best;
+      ring[(slot * kBoxRows + y) * kTileColumns + x] = best;
     }
-  __syncthreads();
-  const int plane = g.tile[1] * kTileColumns;
-  const int64_t gx = base[0] + x;
-  if (gx >= g.dims[0])
-    return;
-  for (int z = 0; z < g.tile[2]; ++z)
-    for (int y = threadIdx.y; y < g.tile[1]; y += kTileRows)
+    slot = slot + 1 == length ? 0 : slot + 1;
+    if (i < g.span[2])
+      continue;
+    // Planes i - span .. i are in the ring, the oldest at `slot`.
+    const int64_t z = z0 + i - g.span[2];
+    for (int y = threadIdx.y; y < kBoxRows; y += kTileRows)
     {
-      const int64_t gy = base[1] + y, gz = base[2] + z;
-      if (gy >= g.dims[1] || gz >= g.dims[2])
-        continue;
-      const T* in = tile + (z * g.tile[1] + y) * kTileColumns + x;
-      T best = in[0];
-      for (int d = 1; d <= span[2]; ++d)
-        if (better(in[d * plane], best))
-          best = in[d * plane];
-      out[gx + g.dims[0] * (gy + g.dims[1] * gz)] = best;
+      int k = slot;
+      T best = ring[(k * kBoxRows + y) * kTileColumns + x];
+      for (int d = 1; d < length; ++d)
+      {
+        k = k + 1 == length ? 0 : k + 1;
+        const T t = ring[(k * kBoxRows + y) * kTileColumns + x];
+        if (better(t, best))
+          best = t;
+      }
+      if (x0 + x < g.dims[0] && y0 + y < g.dims[1])
+        out[x0 + x + g.dims[0] * (y0 + y + g.dims[1] * z)] = best;
     }
+  }
+  if (__syncthreads_or(nan) && sawNaN && threadIdx.x == 0 && threadIdx.y == 0)
+    *sawNaN = 1;
+}
+
+// Launches the box kernel for a 2D or 3D image; false when its shared
+// memory does not fit or the grid is too tall.
+template <typename T>
+bool launchBox(const GridView& image, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out,
+  int* sawNaN)
+{
+  BoxGrid g{};
+  for (int a = 0; a < 3; ++a)
+  {
+    g.dims[a] = image.dims[a];
+    g.strides[a] = image.strides[a];
+    g.lo[a] = static_cast<int>(e.reach[a][0]);
+    g.span[a] = static_cast<int>(e.reach[a][1] - e.reach[a][0]);
+  }
+  g.mode = static_cast<int>(o.mode);
+  const dim3 blocks(static_cast<unsigned>((image.dims[0] + kTileColumns - 1) / kTileColumns),
+    static_cast<unsigned>((image.dims[1] + kBoxRows - 1) / kBoxRows),
+    static_cast<unsigned>((image.dims[2] + kBoxDepth - 1) / kBoxDepth));
+  const size_t hx = kTileColumns + g.span[0], hy = kBoxRows + g.span[1];
+  // 2D and 3D, and a plane this thread block's registers hold (boxes up to
+  // 33 x 17 in x and y; larger ones take the tile kernel).
+  if (image.dims[1] == 1 || blocks.y > 65535 || blocks.z > 65535 || hx > kColumnsPerRow * kTileColumns ||
+    hy > kRowsInFlight * kTileRows)
+    return false;
+  const size_t bytes = sizeof(T) * (hx * hy + kTileColumns * hy + size_t(g.span[2] + 1) * kBoxRows * kTileColumns);
+  auto kernel = minimum ? greyBoxKernel<T, true> : greyBoxKernel<T, false>;
+  if (!allowShared(kernel, bytes))
+    return false;
+  kernel<<<blocks, dim3(kTileColumns, kTileRows), bytes>>>(static_cast<const T*>(image.data), g,
+    static_cast<T>(o.cval), out, sawNaN);
+  check(cudaGetLastError(), "grey morphology kernel");
+  return true;
 }
 
 // The fallback: one thread per voxel over global memory.
@@ -268,11 +434,12 @@ __global__ void greyKernel(const T* __restrict__ data, GreyGrid g, ElementView e
 {
   const int64_t n = g.dims[0] * g.dims[1] * g.dims[2];
   for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < n; v += int64_t(gridDim.x) * blockDim.x)
-    out[v] = greyVoxel(data, g, e, minimum, cv, v % g.dims[0], (v / g.dims[0]) % g.dims[1], v / (g.dims[0] * g.dims[1]));
+    out[v] = greyVoxel(
+      data, g, e, minimum, cv, v % g.dims[0], (v / g.dims[0]) % g.dims[1], v / (g.dims[0] * g.dims[1]));
 }
 
 template <typename T>
-void upload(DeviceArray<T>& to, const std::vector<T>& from)
+void upload(PooledArray<T>& to, const std::vector<T>& from)
 {
   if (!from.empty())
     check(cudaMemcpy(to.ptr, from.data(), from.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -290,22 +457,6 @@ void chooseTile(const int64_t dims[3], TileGrid& g)
     g.tile[0] = kThreads * kColumn, g.tile[1] = 1, g.tile[2] = 1;
 }
 
-// Allows `bytes` of dynamic shared memory to `kernel` (above 48 KB only on
-// request); false when the device has less.
-template <typename Kernel>
-bool allowShared(Kernel kernel, size_t bytes)
-{
-  if (bytes <= kSharedBytes)
-    return true;
-  int device = 0, most = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute");
-  if (bytes > static_cast<size_t>(most) || bytes > kMostSharedBytes)
-    return false;
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-    "cudaFuncSetAttribute");
-  return true;
-}
 
 // The tiled kernels (the box's separable one where it applies). Returns
 // false, having launched nothing, when the tile does not fit; sets *nan
@@ -341,22 +492,16 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   const T* data = static_cast<const T*>(image.data);
   const T cv = static_cast<T>(o.cval);
   const dim3 threads(kTileColumns, kTileRows);
-  DeviceArray<int> flag(1, true);
+  PooledArray<int> flag(1, true);
   int* sawNaN = checkNaN ? flag.ptr : nullptr;
-  if (box && e.flat && exactInDouble<T>() && g.tile[0] == kTileColumns)
-  {
-    const size_t bytes = tileBytes + sizeof(T) * size_t(g.tile[0]) * g.halo[1] * g.halo[2];
-    auto kernel = minimum ? greyBoxKernel<T, true> : greyBoxKernel<T, false>;
-    if (allowShared(kernel, bytes))
+  if constexpr (exactInDouble<T>())
+    if (box && e.flat && launchBox<T>(image, e, minimum, o, out, sawNaN))
     {
-      kernel<<<blocks, threads, bytes>>>(data, g, cv, out, sawNaN);
-      check(cudaGetLastError(), "grey morphology kernel");
       int any = 0;
       check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
       *nan = any != 0;
       return true;
     }
-  }
   const size_t offsetBytes = ((g.count * sizeof(int) + 15) / 16) * 16;
   const size_t bytes = offsetBytes + tileBytes;
   auto kernel = minimum ? greyTileKernel<T, true> : greyTileKernel<T, false>;
@@ -366,8 +511,8 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   for (const auto& d : e.delta)
     offsets.push_back(static_cast<int>(
       (d[0] - g.lo[0]) + g.halo[0] * ((d[1] - g.lo[1]) + int64_t(g.halo[1]) * (d[2] - g.lo[2]))));
-  DeviceArray<int> dOffsets(offsets.size());
-  DeviceArray<double> dValues(e.values.size());
+  PooledArray<int> dOffsets(offsets.size());
+  PooledArray<double> dValues(e.values.size());
   upload(dOffsets, offsets);
   upload(dValues, e.values);
   kernel<<<blocks, threads, bytes>>>(data, g, dOffsets.ptr, e.flat ? nullptr : dValues.ptr, cv, out, sawNaN);
@@ -382,8 +527,8 @@ template <typename T>
 void launchPerVoxel(const GridView& image, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out)
 {
   const FlatElement host(e, image.strides);
-  DeviceArray<int64_t> delta(host.delta.size()), direct(host.direct.size());
-  DeviceArray<double> values(host.values.size());
+  PooledArray<int64_t> delta(host.delta.size()), direct(host.direct.size());
+  PooledArray<double> values(host.values.size());
   upload(delta, host.delta);
   upload(direct, host.direct);
   upload(values, host.values);
@@ -399,9 +544,8 @@ void launchPerVoxel(const GridView& image, const ElementOffsets& e, bool minimum
   }
   g.mode = static_cast<int>(o.mode);
   const int64_t n = image.voxelCount();
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
-  greyKernel<T><<<blocks, kThreads>>>(static_cast<const T*>(image.data), g, view, minimum,
-    static_cast<T>(o.cval), out);
+  greyKernel<T><<<cuda::blocksFor(n, kThreads, 1 << 20), kThreads>>>(
+    static_cast<const T*>(image.data), g, view, minimum, static_cast<T>(o.cval), out);
   check(cudaGetLastError(), "grey morphology kernel");
   check(cudaDeviceSynchronize(), "grey morphology kernel");
 }
@@ -433,17 +577,10 @@ __global__ void gatherKernel(const T* __restrict__ data, int64_t nx, int64_t ny,
     out[v] = data[(v % nx) * sx + ((v / nx) % ny) * sy + (v / (nx * ny)) * sz];
 }
 
-// A grid over rows: x along blocks of kThreads, y and z on the grid's own
-// axes (the kernels stride over what the limits leave out).
-dim3 rowGrid(const int64_t dims[3])
-{
-  return dim3(static_cast<unsigned>(std::min<int64_t>((dims[0] + kThreads - 1) / kThreads, 1 << 20)),
-    static_cast<unsigned>(std::min<int64_t>(dims[1], 65535)), static_cast<unsigned>(std::min<int64_t>(dims[2], 65535)));
-}
 
 unsigned gridFor(int64_t n)
 {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20)));
+  return cuda::blocksFor(n, kThreads, 1 << 20);
 }
 
 // Whether a floating-point image in GPU memory holds a NaN.
@@ -451,11 +588,12 @@ bool hasNaNOnDevice(const GridView& image)
 {
   if (!scalarTypeIsFloating(image.type))
     return false;
-  DeviceArray<int> found(1, true);
+  PooledArray<int> found(1, true);
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    nanKernel<T><<<rowGrid(image.dims), kThreads>>>(static_cast<const T*>(image.data), image.dims[0],
-      image.dims[1], image.dims[2], image.strides[0], image.strides[1], image.strides[2], found.ptr);
+    nanKernel<T><<<cuda::rowGrid(image.dims[0], image.dims[1], image.dims[2], kThreads), kThreads>>>(
+      static_cast<const T*>(image.data), image.dims[0], image.dims[1], image.dims[2], image.strides[0],
+      image.strides[1], image.strides[2], found.ptr);
   });
   check(cudaGetLastError(), "NaN scan");
   int any = 0;
@@ -473,7 +611,7 @@ bool greyGPU(const GridView& image, const StructuringElement& prepared, const El
   // for one as they load (no pass of its own), the per-voxel one does not.
   const bool checkNaN = box && scalarTypeIsFloating(image.type);
   const size_t bytes = static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type);
-  DeviceArray<unsigned char> staged(outMemory == MemorySpace::Host ? bytes : 0);
+  PooledArray<unsigned char> staged(outMemory == MemorySpace::Host ? bytes : 0);
   void* result = outMemory == MemorySpace::Host ? static_cast<void*>(staged.ptr) : out;
   bool nan = false;
   dispatchScalarType(image.type, [&](auto tag) {
@@ -497,7 +635,7 @@ bool greyGPU(const GridView& image, const StructuringElement& prepared, const El
 namespace
 {
 using cuda::check;
-using cuda::DeviceArray;
+using cuda::PooledArray;
 
 // scipy's separable passes for a floating-point image with NaN under a flat
 // box (SeparableMinMax.h), which run on the CPU: the image there and back.
@@ -508,7 +646,7 @@ void separableOnHost(const GridView& image, const StructuringElement& e, bool mi
     if constexpr (std::is_floating_point<T>::value)
     {
       const int64_t n = image.voxelCount();
-      DeviceArray<T> packed(static_cast<size_t>(n));
+      PooledArray<T> packed(static_cast<size_t>(n));
       morphology::gatherKernel<T><<<morphology::gridFor(n), morphology::kThreads>>>(static_cast<const T*>(image.data),
         image.dims[0], image.dims[1], image.dims[2], image.strides[0], image.strides[1], image.strides[2], packed.ptr);
       check(cudaGetLastError(), "gather");
@@ -537,7 +675,7 @@ void sequenceOnDevice(const GridView& image, const StructuringElement& s, const 
   void* out)
 {
   morphology::checkImage(image, MemorySpace::Device);
-  DeviceArray<unsigned char> middle(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
+  PooledArray<unsigned char> middle(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
   greyOnDevice(image, s, o, erodeFirst, middle.ptr);
   const GridView between =
     GridView::contiguous(middle.ptr, image.type, image.dims[0], image.dims[1], image.dims[2], MemorySpace::Device);

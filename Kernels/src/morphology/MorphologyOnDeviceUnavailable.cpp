@@ -14,12 +14,13 @@ namespace
 }
 }
 
-void binaryErosionOnDevice(const GridView&, const StructuringElement&, const BinaryOptions&, uint8_t*) { unavailable(); }
-void binaryDilationOnDevice(const GridView&, const StructuringElement&, const BinaryOptions&, uint8_t*) { unavailable(); }
-void binaryOpeningOnDevice(const GridView&, const StructuringElement&, const BinaryOptions&, uint8_t*) { unavailable(); }
-void binaryClosingOnDevice(const GridView&, const StructuringElement&, const BinaryOptions&, uint8_t*) { unavailable(); }
-void greyErosionOnDevice(const GridView&, const StructuringElement&, const GreyOptions&, void*) { unavailable(); }
-void greyDilationOnDevice(const GridView&, const StructuringElement&, const GreyOptions&, void*) { unavailable(); }
-void greyOpeningOnDevice(const GridView&, const StructuringElement&, const GreyOptions&, void*) { unavailable(); }
-void greyClosingOnDevice(const GridView&, const StructuringElement&, const GreyOptions&, void*) { unavailable(); }
+using Element = StructuringElement;
+void binaryErosionOnDevice(const GridView&, const Element&, const BinaryOptions&, uint8_t*) { unavailable(); }
+void binaryDilationOnDevice(const GridView&, const Element&, const BinaryOptions&, uint8_t*) { unavailable(); }
+void binaryOpeningOnDevice(const GridView&, const Element&, const BinaryOptions&, uint8_t*) { unavailable(); }
+void binaryClosingOnDevice(const GridView&, const Element&, const BinaryOptions&, uint8_t*) { unavailable(); }
+void greyErosionOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
+void greyDilationOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
+void greyOpeningOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
+void greyClosingOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
 }

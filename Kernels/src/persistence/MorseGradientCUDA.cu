@@ -78,8 +78,7 @@ void buildGradientGPU(const GridView& image, Gradient& g, Filtration filtration)
     grid.offset[b] = euler::choiceAxis(b, 0) * grid.strides[0] + euler::choiceAxis(b, 1) * grid.strides[1] +
       euler::choiceAxis(b, 2) * grid.strides[2];
   const CornerTables tab = makeCornerTables(g.cells);
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  const int sms = cuda::multiprocessorCount();
   const int threads = 256;
   const int64_t voxels = image.voxelCount();
   const int blocks = static_cast<int>(std::min<int64_t>((voxels + threads - 1) / threads, int64_t(sms) * 16));

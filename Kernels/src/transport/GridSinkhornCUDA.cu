@@ -41,10 +41,9 @@ using cuda::DeviceArray;
 constexpr int kThreads = 256;
 constexpr int kErrorBlocks = 1024; // fixed, so that the error is summed the same way every time
 
-int blocksFor(int64_t n)
+unsigned blocksFor(int64_t n)
 {
-  const int64_t wanted = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(wanted < 1 ? 1 : (wanted > 65535 * 16 ? 65535 * 16 : wanted));
+  return cuda::blocksFor(n, kThreads, 65535 * 16);
 }
 
 __global__ void applyAxis(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ F,

@@ -39,7 +39,7 @@ constexpr int kCheckPeriod = 10; // POT checks the marginal every 10 iterations
 
 unsigned blocksFor(int64_t n)
 {
-  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65535));
+  return cuda::blocksFor(n, kThreads, 65535);
 }
 
 // A grid-stride loop of k over [0, n).
