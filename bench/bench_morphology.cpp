@@ -10,12 +10,13 @@
 // take nonzero as foreground). DEVICE: cpu or gpu: the time is end to end
 // through the public API (host array in, host array out: on the GPU the
 // call allocates, copies, computes, copies back and frees); resident: the
-// device API (MorphologyOnDevice.h) on an array copied to the GPU before
-// the timing, the result left there (the morphology operators only; the
-// transforms have no device API and print "ms": null). The best of REPEAT
+// device APIs (MorphologyOnDevice.h, DistanceTransformOnDevice.h) on an
+// array copied to the GPU before the timing, the result left there (the
+// chamfer transform has none and prints "ms": null). The best of REPEAT
 // calls after one warm-up call. Prints one JSON object.
 #include "BenchRaw.h"
 #include "topovox/DistanceTransform.h"
+#include "topovox/DistanceTransformOnDevice.h"
 #include "topovox/Morphology.h"
 #include "topovox/MorphologyOnDevice.h"
 
@@ -88,7 +89,8 @@ int main(int argc, char** argv)
 #ifdef BENCH_WITH_CUDA
     void* input = nullptr;
     void* output = nullptr;
-    if (cudaMalloc(&input, bytes) != cudaSuccess || cudaMalloc(&output, bytes) != cudaSuccess ||
+    const size_t outBytes = op == "edt" ? static_cast<size_t>(n[0] * n[1] * n[2]) * sizeof(double) : bytes;
+    if (cudaMalloc(&input, bytes) != cudaSuccess || cudaMalloc(&output, outBytes) != cudaSuccess ||
       cudaMemcpy(input, data.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess)
     {
       std::fprintf(stderr, "cannot stage %zu bytes on the GPU\n", bytes);
@@ -102,6 +104,8 @@ int main(int argc, char** argv)
       run = [=] { binaryOpeningOnDevice(onDevice, s, b, bits); };
     else if (op == "grey_erosion_box3" || op == "grey_erosion_ball2")
       run = [=] { greyErosionOnDevice(onDevice, s, g, output); };
+    else if (op == "edt")
+      run = [=] { distanceTransformEdtOnDevice(onDevice, unit, static_cast<double*>(output), nullptr); };
 #endif
     if (!run)
     {

@@ -6,13 +6,22 @@
 //    name a background voxel at that distance, and nothing depends on the
 //    number of threads;
 //  * --device gpu: the GPU's Euclidean transform gives the CPU's bits,
-//    distances and indices (exit 77 without a GPU).
+//    distances and indices (exit 77 without a GPU), and so does the device
+//    API (DistanceTransformOnDevice.h) on device copies of float images with
+//    NaN, strided views and images without background.
 #include "topovox/DistanceTransform.h"
+#include "topovox/DistanceTransformOnDevice.h"
 
 #include "KernelCheck.h"
 
+#ifdef TOPOVOX_TEST_CUDA
+#include "DeviceCopies.h"
+#endif
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -44,6 +53,41 @@ bool sameTransform(const DistanceTransform& a, const DistanceTransform& b)
     same = same && a.indices[k] == b.indices[k];
   return same;
 }
+
+#ifdef TOPOVOX_TEST_CUDA
+// The device API against the host API on the CPU, on a float image stored
+// as every other value of an interleaved array (NaN is foreground).
+void checkDeviceApi(std::mt19937_64& rng, const int64_t n[3], int backgroundPerMille, const double sampling[3])
+{
+  const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
+  std::vector<float> values(2 * count);
+  for (size_t k = 0; k < count; ++k)
+  {
+    const int r = static_cast<int>(rng() % 1000);
+    values[2 * k] = r < backgroundPerMille ? 0.0f : (r % 7 == 0 ? std::numeric_limits<float>::quiet_NaN() : 2.5f);
+    values[2 * k + 1] = 0.0f;
+  }
+  GridView host = GridView::contiguous(values.data(), ScalarType::Float32, n[0], n[1], n[2]);
+  for (int a = 0; a < 3; ++a)
+    host.strides[a] *= 2;
+  const DistanceTransform want = distanceTransformEdt(host, sampling, true, 0, Device::CPU);
+  OnDevice d;
+  GridView device = host;
+  device.data = d.copy(values);
+  device.memory = MemorySpace::Device;
+  double* distances = d.make<double>(count);
+  int32_t* indices = d.make<int32_t>(3 * count);
+  distanceTransformEdtOnDevice(device, sampling, distances, indices);
+  const std::vector<double> gotDistances = d.back(distances, count);
+  const std::vector<int32_t> gotIndices = d.back(indices, 3 * count);
+  bool same = std::equal(gotDistances.begin(), gotDistances.end(), want.distances.begin(), want.distances.end(),
+    [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; });
+  for (int a = 0; a < 3; ++a)
+    same = same && std::equal(want.indices[a].begin(), want.indices[a].end(), gotIndices.begin() + a * count);
+  expect(same, "device API " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
+      " background " + std::to_string(backgroundPerMille) + "/1000: the host API's distances and indices");
+}
+#endif
 } // namespace
 
 int main(int argc, char** argv)
@@ -103,5 +147,17 @@ int main(int argc, char** argv)
         expect(same, shape + (m == DistanceMetric::Taxicab ? ": taxicab" : ": chessboard") + " cdt == brute force");
       }
     }
+#ifdef TOPOVOX_TEST_CUDA
+  if (gpu)
+  {
+    const int64_t volume[3] = { 37, 21, 9 }, image[3] = { 45, 33, 1 }, line[3] = { 70, 1, 1 };
+    const double unit[3] = { 1, 1, 1 }, uneven[3] = { 0.5, 2, 1.5 };
+    checkDeviceApi(rng, volume, 30, uneven);
+    checkDeviceApi(rng, image, 100, unit);
+    checkDeviceApi(rng, line, 50, unit);
+    checkDeviceApi(rng, volume, 0, uneven); // no background: scipy's special case
+    checkDeviceApi(rng, image, 0, unit);
+  }
+#endif
   return kernel_check::finish();
 }

@@ -25,6 +25,7 @@
 
 #include "topovox/Device.h"
 #include "topovox/Grid.h"
+#include "topovox/UninitializedAllocator.h"
 
 #include <cstdint>
 #include <vector>
@@ -39,12 +40,17 @@ enum class DistanceMetric : int
   Chessboard = 2
 };
 
+// A result array: allocated unwritten, large ones on huge pages
+// (UninitializedAllocator.h); the transforms write every element.
+template <typename T>
+using TransformArray = std::vector<T, UninitializedAllocator<T>>;
+
 struct DistanceTransform
 {
-  std::vector<double> distances;        // edt, bf euclidean
-  std::vector<int32_t> integerDistances; // cdt
-  std::vector<uint32_t> bfDistances;      // bf taxicab / chessboard
-  std::vector<int32_t> indices[3];        // per axis, x first (when asked)
+  TransformArray<double> distances;        // edt, bf euclidean
+  TransformArray<int32_t> integerDistances; // cdt
+  TransformArray<uint32_t> bfDistances;     // bf taxicab / chessboard
+  TransformArray<int32_t> indices[3];       // per axis, x first (when asked)
 };
 
 DistanceTransform distanceTransformEdt(const GridView& image, const double sampling[3], bool withIndices, int threads = 0,

@@ -69,7 +69,7 @@ void forLines(const int64_t dims[3], int a, int threads, Body body)
 
 // Every voxel its own nearest voxel to start with (x, y, z per axis);
 // returns whether there is any background.
-bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], std::vector<int32_t> feature[3])
+bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], TransformArray<int32_t> feature[3])
 {
   const size_t count = fg.size();
   for (int a = 0; a < 3; ++a)
@@ -127,7 +127,7 @@ DistanceTransform distanceTransformEdt(
 #endif
   // Squared distance so far and the nearest background voxel (x, y, z).
   std::vector<double> g(count);
-  std::vector<int32_t> feature[3];
+  TransformArray<int32_t> feature[3];
   const bool anyBackground = startFeatures(fg, n, feature);
   for (size_t k = 0; k < count; ++k)
     g[k] = fg[k] ? kInf : 0.0;
@@ -174,7 +174,7 @@ DistanceTransform distanceTransformEdt(
         struct Out
         {
           double* g;
-          std::vector<int32_t>* feature;
+          TransformArray<int32_t>* feature;
           const std::vector<int32_t>* from;
           int64_t first, step;
           void take(int64_t p, int64_t q, double gp)
@@ -221,7 +221,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   // Per axis, the distance so far; taxicab sums the axes' distances,
   // chessboard takes their maximum: both separable, exactly.
   std::vector<int64_t> d(count);
-  std::vector<int32_t> feature[3]; // tracked only when the indices are asked for
+  TransformArray<int32_t> feature[3]; // tracked only when the indices are asked for
   const bool anyBackground = std::find(fg.begin(), fg.end(), 0) != fg.end();
   if (withIndices)
     startFeatures(fg, n, feature);

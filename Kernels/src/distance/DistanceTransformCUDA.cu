@@ -7,14 +7,20 @@
 // first axis only looks for the nearest background voxel (EdtLine.h): along
 // x, where one thread per line would read memory far apart, one thread block
 // per line does it with two block-wide scans.
+#include "topovox/DistanceTransformOnDevice.h"
+
 #include "DistanceBackends.h"
 #include "EdtLine.h"
 
 #include "../common/CudaUtil.cuh"
+#include "../common/ScalarDispatch.h"
 
 #include <cub/block/block_scan.cuh>
 
 #include <climits>
+#include <cmath>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace topovox
@@ -24,7 +30,7 @@ namespace distance
 namespace
 {
 using cuda::check;
-using cuda::DeviceArray;
+using cuda::PooledArray;
 constexpr int kThreads = 128;
 
 struct Features
@@ -174,15 +180,17 @@ __global__ void distanceKernel(Features f, int64_t nx, int64_t ny, int64_t n, do
 }
 } // namespace
 
-void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], bool withIndices, DistanceTransform& out)
+// The transform of a foreground already on the device (at least one
+// background voxel) into device buffers: `distances` (n doubles) and, when
+// not null, `indices` (the nearest background voxel: n x, then n y, then n z).
+void edtOnDevice(const uint8_t* foreground, const int64_t dims[3], const double sampling[3], double* distances,
+  int32_t* indices)
 {
   const int64_t n = dims[0] * dims[1] * dims[2];
   const size_t count = static_cast<size_t>(n);
-  DeviceArray<uint8_t> foreground(count);
-  DeviceArray<double> g0(count), g1(count);
-  DeviceArray<int32_t> f0(3 * count), f1(3 * count), v(count);
-  DeviceArray<double> z(count);
-  check(cudaMemcpy(foreground.ptr, fg, count, cudaMemcpyHostToDevice), "cudaMemcpy");
+  PooledArray<double> g0(count), g1(count);
+  PooledArray<int32_t> f0(3 * count), f1(3 * count), v(count);
+  PooledArray<double> z(count);
   Features in{ { f0.ptr, f0.ptr + count, f0.ptr + 2 * count } };
   Features to{ { f1.ptr, f1.ptr + count, f1.ptr + 2 * count } };
   double *gIn = g0.ptr, *gTo = g1.ptr;
@@ -192,20 +200,20 @@ void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], 
     // Every voxel written: no start values needed.
     const int64_t lines = dims[1] * dims[2];
     firstAxisXKernel<<<static_cast<int>(lines < (1 << 30) ? lines : (1 << 30)), kScanThreads>>>(
-      foreground.ptr, dims[0], dims[1], lines, sampling[0] * sampling[0], gIn, in);
+      foreground, dims[0], dims[1], lines, sampling[0] * sampling[0], gIn, in);
     check(cudaGetLastError(), "distance transform first axis");
     a = 1;
   }
   else
   {
-    startKernel<<<blocksFor(n), kThreads>>>(foreground.ptr, dims[0], dims[1], n, gIn, in);
+    startKernel<<<blocksFor(n), kThreads>>>(foreground, dims[0], dims[1], n, gIn, in);
     check(cudaGetLastError(), "distance transform start");
     while (a < 2 && dims[a] == 1)
       ++a;
     if (dims[a] > 1)
     {
       firstAxisKernel<<<blocksFor(n / dims[a]), kThreads>>>(
-        foreground.ptr, in, gTo, to, v.ptr, dims[0], dims[1], dims[2], a, sampling[a] * sampling[a]);
+        foreground, in, gTo, to, v.ptr, dims[0], dims[1], dims[2], a, sampling[a] * sampling[a]);
       check(cudaGetLastError(), "distance transform first axis");
       std::swap(gIn, gTo);
       std::swap(in, to);
@@ -222,19 +230,118 @@ void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], 
     std::swap(gIn, gTo);
     std::swap(in, to);
   }
-  // The squared distances are no longer needed: their buffer takes the result.
-  double* distances = gTo;
   distanceKernel<<<blocksFor(n), kThreads>>>(in, dims[0], dims[1], n, sampling[0], sampling[1], sampling[2], distances);
   check(cudaGetLastError(), "distance transform distances");
+  if (indices)
+    for (int b = 0; b < 3; ++b)
+      check(cudaMemcpy(indices + b * count, in.axis[b], count * sizeof(int32_t), cudaMemcpyDeviceToDevice),
+        "cudaMemcpy");
+}
+
+void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], bool withIndices, DistanceTransform& out)
+{
+  const size_t count = static_cast<size_t>(dims[0] * dims[1] * dims[2]);
+  PooledArray<uint8_t> foreground(count);
+  PooledArray<double> distances(count);
+  PooledArray<int32_t> indices(withIndices ? 3 * count : 0);
+  check(cudaMemcpy(foreground.ptr, fg, count, cudaMemcpyHostToDevice), "cudaMemcpy");
+  edtOnDevice(foreground.ptr, dims, sampling, distances.ptr, withIndices ? indices.ptr : nullptr);
   out.distances.resize(count);
-  check(cudaMemcpy(out.distances.data(), distances, count * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemcpy(out.distances.data(), distances.ptr, count * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
   if (withIndices)
     for (int a = 0; a < 3; ++a)
     {
       out.indices[a].resize(count);
-      check(cudaMemcpy(out.indices[a].data(), in.axis[a], count * sizeof(int32_t), cudaMemcpyDeviceToHost),
-        "cudaMemcpy");
+      check(cudaMemcpy(out.indices[a].data(), indices.ptr + a * count, count * sizeof(int32_t),
+        cudaMemcpyDeviceToHost), "cudaMemcpy");
     }
 }
+} // namespace distance
+
+namespace
+{
+using cuda::check;
+using cuda::PooledArray;
+
+// Nonzero voxels (NaN included) as 1 bytes, x fastest; *background set when
+// a voxel is zero.
+template <typename T>
+__global__ void foregroundKernel(const T* __restrict__ data, int64_t nx, int64_t ny, int64_t nz, int64_t sx,
+  int64_t sy, int64_t sz, uint8_t* __restrict__ fg, int* background)
+{
+  bool any = false;
+  for (int64_t zz = blockIdx.z; zz < nz; zz += gridDim.z)
+    for (int64_t y = blockIdx.y; y < ny; y += gridDim.y)
+      for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < nx; x += int64_t(gridDim.x) * blockDim.x)
+      {
+        const bool on = data[x * sx + y * sy + zz * sz] != T(0);
+        fg[x + nx * (y + ny * zz)] = on ? 1 : 0;
+        any = any || !on;
+      }
+  if (any)
+    *background = 1;
+}
+
+// scipy's answer without background: the nearest "background" voxel is index
+// -1 on numpy's first axis and 0 on the others (DistanceTransform.h).
+__global__ void noBackgroundKernel(int64_t nx, int64_t ny, int64_t nz, int first, double sx, double sy, double sz,
+  double* distances, int32_t* indices)
+{
+  const double sampling[3] = { sx, sy, sz };
+  const int64_t n = nx * ny * nz;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t c[3] = { k % nx, (k / nx) % ny, k / (nx * ny) };
+    int32_t f[3];
+    for (int a = 0; a < 3; ++a)
+    {
+      f[a] = a == first ? -1 : 0;
+      if (indices)
+        indices[a * n + k] = f[a];
+    }
+    distances[k] = distance::edtDistance(f, c, sampling);
+  }
+}
+} // namespace
+
+void distanceTransformEdtOnDevice(const GridView& image, const double sampling[3], double* distances, int32_t* indices)
+{
+  const std::string why = validateGrid(image);
+  if (!why.empty())
+    throw std::invalid_argument(why);
+  if (image.memory != MemorySpace::Device)
+    throw std::invalid_argument("the device distance API needs the image in GPU memory (DistanceTransform.h takes "
+                                "host memory)");
+  if (!distances)
+    throw std::invalid_argument("no output buffer for the distances");
+  for (int a = 0; a < 3; ++a)
+    if (!(sampling[a] > 0) || !std::isfinite(sampling[a]))
+      throw std::invalid_argument("the sampling must be positive and finite");
+  const int64_t* dims = image.dims;
+  const int64_t n = image.voxelCount();
+  PooledArray<uint8_t> foreground(static_cast<size_t>(n));
+  PooledArray<int> background(1, true);
+  dispatchScalarType(image.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    foregroundKernel<T><<<cuda::rowGrid(dims[0], dims[1], dims[2], distance::kThreads), distance::kThreads>>>(
+      static_cast<const T*>(image.data), dims[0], dims[1], dims[2], image.strides[0], image.strides[1],
+      image.strides[2], foreground.ptr, background.ptr);
+  });
+  check(cudaGetLastError(), "distance transform foreground");
+  int any = 0;
+  check(cudaMemcpy(&any, background.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (any)
+    distance::edtOnDevice(foreground.ptr, dims, sampling, distances, indices);
+  else
+  {
+    int first = 0;
+    for (int a = 2; a > 0 && first == 0; --a)
+      if (dims[a] > 1)
+        first = a;
+    noBackgroundKernel<<<cuda::blocksFor(n, distance::kThreads, 1 << 20), distance::kThreads>>>(
+      dims[0], dims[1], dims[2], first, sampling[0], sampling[1], sampling[2], distances, indices);
+    check(cudaGetLastError(), "distance transform without background");
+  }
+  check(cudaDeviceSynchronize(), "distance transform");
 }
 }

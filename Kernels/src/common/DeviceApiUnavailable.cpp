@@ -1,5 +1,7 @@
-// MorphologyOnDeviceUnavailable.cpp - the device morphology API
-// (MorphologyOnDevice.h) in a build without CUDA: every call says so.
+// DeviceApiUnavailable.cpp - the device APIs of the morphology
+// and the distance transform (MorphologyOnDevice.h,
+// DistanceTransformOnDevice.h) in a build without CUDA: every call says so.
+#include "topovox/DistanceTransformOnDevice.h"
 #include "topovox/MorphologyOnDevice.h"
 
 #include <stdexcept>
@@ -10,7 +12,7 @@ namespace
 {
 [[noreturn]] void unavailable()
 {
-  throw std::runtime_error("this build of TopoVox has no CUDA: the device morphology API cannot run");
+  throw std::runtime_error("this build of TopoVox has no CUDA: its device API cannot run");
 }
 }
 
@@ -23,4 +25,5 @@ void greyErosionOnDevice(const GridView&, const Element&, const GreyOptions&, vo
 void greyDilationOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
 void greyOpeningOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
 void greyClosingOnDevice(const GridView&, const Element&, const GreyOptions&, void*) { unavailable(); }
+void distanceTransformEdtOnDevice(const GridView&, const double*, double*, int32_t*) { unavailable(); }
 }
