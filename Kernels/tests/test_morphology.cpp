@@ -64,6 +64,45 @@ StructuringElement sparseElement(std::mt19937_64& rng, const int64_t dims[3], co
   return s;
 }
 
+// The options of the reference (the CPU, one thread) and of the device
+// under test (the GPU, or the CPU on `threads` threads), alike otherwise.
+BinaryOptions reference(int iterations, bool border, const uint8_t* mask)
+{
+  BinaryOptions a;
+  a.iterations = iterations;
+  a.borderValue = border;
+  a.mask = mask;
+  a.device = Device::CPU;
+  a.threads = 1;
+  return a;
+}
+BinaryOptions underTest(const BinaryOptions& reference, bool gpu, int threads)
+{
+  BinaryOptions b = reference;
+  b.device = gpu ? Device::GPU : Device::CPU;
+  b.threads = threads;
+  return b;
+}
+
+// A float image interleaved with a second component, as a VTK array's
+// (stride 2): of `levels` random levels, the first `zeros` are 0, the last
+// NaN, the others level / 3; the second component is -1. `mask`: random,
+// four in five true.
+std::vector<float> interleavedImage(std::mt19937_64& rng, size_t count, int levels, int zeros, std::vector<uint8_t>& mask)
+{
+  std::vector<float> values(2 * count);
+  mask.resize(count);
+  for (size_t k = 0; k < count; ++k)
+  {
+    const int r = static_cast<int>(rng() % static_cast<uint64_t>(levels));
+    values[2 * k] =
+      r < zeros ? 0.0f : (r == levels - 1 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r) / 3);
+    values[2 * k + 1] = -1.0f;
+    mask[k] = rng() % 5 != 0;
+  }
+  return values;
+}
+
 // Binary and grey operators on a strided float view with NaN, through
 // options `a` (the CPU, one thread) and `b` (the device under test), on the
 // elements the GPU's bit shifts and shared tiles treat apart.
@@ -71,16 +110,8 @@ void checkWideRows(std::mt19937_64& rng, bool gpu)
 {
   const int64_t n[3] = { 70, 37, 5 };
   const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
-  // Interleaved with a second component, as a VTK array's: stride 2.
-  std::vector<float> values(2 * count);
-  std::vector<uint8_t> mask(count);
-  for (size_t k = 0; k < count; ++k)
-  {
-    const int r = static_cast<int>(rng() % 60);
-    values[2 * k] = r < 25 ? 0.0f : (r == 59 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r) / 3);
-    values[2 * k + 1] = -1.0f;
-    mask[k] = rng() % 5 != 0;
-  }
+  std::vector<uint8_t> mask;
+  const std::vector<float> values = interleavedImage(rng, count, 60, 25, mask);
   GridView image = GridView::contiguous(values.data(), ScalarType::Float32, n[0], n[1], n[2]);
   for (int a = 0; a < 3; ++a)
     image.strides[a] *= 2;
@@ -96,14 +127,8 @@ void checkWideRows(std::mt19937_64& rng, bool gpu)
       for (bool border : { false, true })
         for (bool masked : { false, true })
         {
-          BinaryOptions a, b;
-          a.iterations = b.iterations = iterations;
-          a.borderValue = b.borderValue = border;
-          a.mask = b.mask = masked ? mask.data() : nullptr;
-          a.device = Device::CPU;
-          a.threads = 1;
-          b.device = gpu ? Device::GPU : Device::CPU;
-          b.threads = 3;
+          const BinaryOptions a = reference(iterations, border, masked ? mask.data() : nullptr);
+          const BinaryOptions b = underTest(a, gpu, 3);
           const std::string what = name + " iterations " + std::to_string(iterations) + " border " +
             std::to_string(border) + " mask " + std::to_string(masked);
           expect(binaryErosion(image, s, a) == binaryErosion(image, s, b), what + ": binary erosion");
@@ -136,15 +161,8 @@ void checkDeviceApi(std::mt19937_64& rng)
 {
   const int64_t n[3] = { 45, 33, 7 };
   const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
-  std::vector<float> values(2 * count);
-  std::vector<uint8_t> mask(count);
-  for (size_t k = 0; k < count; ++k)
-  {
-    const int r = static_cast<int>(rng() % 40);
-    values[2 * k] = r < 18 ? 0.0f : (r == 39 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(r));
-    values[2 * k + 1] = 5.0f;
-    mask[k] = rng() % 3 != 0;
-  }
+  std::vector<uint8_t> mask;
+  const std::vector<float> values = interleavedImage(rng, count, 40, 18, mask);
   OnDevice d;
   float* onDevice = d.copy(values);
   uint8_t* maskOnDevice = d.copy(mask);
@@ -274,14 +292,8 @@ int main(int argc, char** argv)
       for (int iterations : { 1, 3, -1 })
         for (bool border : { false, true })
         {
-          BinaryOptions a, b;
-          a.iterations = b.iterations = iterations;
-          a.borderValue = b.borderValue = border;
-          a.mask = b.mask = iterations == 3 ? mask.data() : nullptr;
-          a.device = Device::CPU;
-          a.threads = 1;
-          b.device = gpu ? Device::GPU : Device::CPU;
-          b.threads = 4;
+          const BinaryOptions a = reference(iterations, border, iterations == 3 ? mask.data() : nullptr);
+          const BinaryOptions b = underTest(a, gpu, 4);
           const std::string what = shape + " iterations " + std::to_string(iterations) + " border " +
             std::to_string(border) + " trial " + std::to_string(trial);
           expect(binaryErosion(gb, bs, a) == binaryErosion(gb, bs, b), what + ": binary erosion");

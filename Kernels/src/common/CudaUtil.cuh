@@ -61,8 +61,31 @@ inline dim3 rowGrid(int64_t columns, int64_t ny, int64_t nz, int perBlock)
     static_cast<unsigned>(nz < 65535 ? nz : 65535));
 }
 
-// `count` elements of T in GPU memory, optionally zeroed; freed on scope exit.
-template <typename T>
+// The default memory pool of the current device, told once to keep up to
+// 1 GiB idle between calls (as cupy's and torch's allocators keep theirs)
+// instead of returning it at every synchronisation.
+inline void keepPoolWarm()
+{
+  static std::mutex lock;
+  static std::set<int> configured;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> hold(lock);
+  if (!configured.insert(device).second)
+    return;
+  cudaMemPool_t pool;
+  check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  uint64_t keep = uint64_t(1) << 30;
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+}
+
+// `count` elements of T in GPU memory, optionally zeroed; freed on scope
+// exit. Pooled: from the device's default memory pool, allocated and freed
+// in the order of the legacy default stream (the stream the callers'
+// kernels and copies use), so that a later call reuses the blocks instead
+// of mapping new memory (a 16 MiB cudaMalloc costs more than a pass of a
+// binary erosion over it); otherwise cudaMalloc and cudaFree.
+template <typename T, bool Pooled = false>
 struct DeviceArray
 {
   T* ptr = nullptr;
@@ -70,62 +93,30 @@ struct DeviceArray
   {
     if (!count)
       return;
-    check(cudaMalloc(&ptr, count * sizeof(T)), "cudaMalloc");
+    if (Pooled)
+    {
+      keepPoolWarm();
+      check(cudaMallocAsync(reinterpret_cast<void**>(&ptr), count * sizeof(T), 0), "cudaMallocAsync");
+    }
+    else
+      check(cudaMalloc(&ptr, count * sizeof(T)), "cudaMalloc");
     if (zero)
-      check(cudaMemset(ptr, 0, count * sizeof(T)), "cudaMemset");
+      check(Pooled ? cudaMemsetAsync(ptr, 0, count * sizeof(T), 0) : cudaMemset(ptr, 0, count * sizeof(T)),
+        "cudaMemset");
   }
   ~DeviceArray()
   {
-    if (ptr)
+    if (ptr && Pooled)
+      cudaFreeAsync(ptr, 0);
+    else if (ptr)
       cudaFree(ptr);
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 };
 
-// `count` elements of T from the current device's default memory pool,
-// allocated and freed in the order of the legacy default stream (the stream
-// the callers' kernels and copies use): a later call reuses the blocks
-// instead of mapping new memory (a 16 MiB cudaMalloc costs more than a pass
-// of a binary erosion over it). The pool keeps up to 1 GiB idle between
-// calls, as cupy's and torch's allocators keep theirs.
 template <typename T>
-struct PooledArray
-{
-  T* ptr = nullptr;
-  explicit PooledArray(size_t count, bool zero = false)
-  {
-    if (!count)
-      return;
-    keepPoolWarm();
-    check(cudaMallocAsync(reinterpret_cast<void**>(&ptr), count * sizeof(T), 0), "cudaMallocAsync");
-    if (zero)
-      check(cudaMemsetAsync(ptr, 0, count * sizeof(T), 0), "cudaMemsetAsync");
-  }
-  ~PooledArray()
-  {
-    if (ptr)
-      cudaFreeAsync(ptr, 0);
-  }
-  PooledArray(const PooledArray&) = delete;
-  PooledArray& operator=(const PooledArray&) = delete;
-
-private:
-  static void keepPoolWarm()
-  {
-    static std::mutex lock;
-    static std::set<int> configured;
-    int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    std::lock_guard<std::mutex> hold(lock);
-    if (!configured.insert(device).second)
-      return;
-    cudaMemPool_t pool;
-    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
-    uint64_t keep = uint64_t(1) << 30;
-    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
-  }
-};
+using PooledArray = DeviceArray<T, true>;
 
 // A device buffer of at least `bytes` for the calling host thread on the
 // current device, reused by its later calls and grown when too small: for
