@@ -141,6 +141,21 @@ def main():
                 x = rng.random(shape).astype(dtype)
                 x[rng.random(shape) < share] = np.nan
                 check_grey(tool, rng, x, "%dD %s with %d%% NaN" % (len(shape), np.dtype(dtype).name, 100 * share))
+        # Rows of several 64-voxel words (the bits' x shifts across words,
+        # the padded last word) under a wide element with a shifted origin,
+        # a mask, two passes and passes until stable.
+        wide = rng.random((37, 150)) > 0.3
+        s = rng.random((3, 141)) > 0.7
+        s[1, 70] = True
+        mask = rng.random(wide.shape) > 0.2
+        sp, mp = tool.save(s.astype(np.uint8), "s.npy"), tool.save(mask.astype(np.uint8), "mask.npy")
+        for op in BINARY:
+            f = getattr(ndi, op)
+            for it, border in ((2, 0), (-1, 1)):
+                got = tool.run(op, wide, ["--structure", sp, "--origin", "-9,1", "--mask", mp, "--iterations", str(it),
+                                          "--border-value", str(border)])
+                expect(same(got, f(wide, structure=s, origin=[1, -9], mask=mask, iterations=it, border_value=border)),
+                       "37x150 %s, a 3x141 element, iterations %d, border %d" % (op, it, border))
         # uint8 wrapping in the derived operators, and a Fortran-ordered input.
         u8 = rng.integers(0, 255, size=(7, 9)).astype(np.uint8)
         expect(same(tool.run("morphological_laplace", u8, ["--size", "3,3"]), ndi.morphological_laplace(u8, size=3)),

@@ -1,17 +1,17 @@
 // BinaryMorphology.cpp - binary erosion and everything built on it, as
-// scipy.ndimage defines them (Morphology.h). One pass of erosion (or, with
-// `invert`, of dilation by the reflected element) per iteration, voxels in
-// rows of x shared among threads.
+// scipy.ndimage defines them (Morphology.h): each operator is a list of
+// stages (MorphologyBackends.h), run on bits by the GPU
+// (BinaryMorphologyCUDA.cu) or the CPU threads (BinaryBits.h).
 #include "topovox/Device.h"
 #include "topovox/Morphology.h"
 
+#include "BinaryBits.h"
 #include "ElementOffsets.h"
 #include "MorphologyBackends.h"
 
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
 
-#include <atomic>
 #include <stdexcept>
 
 namespace topovox
@@ -41,63 +41,10 @@ BinaryImage binarize(const GridView& g, int threads)
   return out;
 }
 
-// One pass: out = the erosion of `in` (0/1) by the element; with invert,
-// the dilation (the caller reflects the element). `center` is whether the
-// element holds its centre: then a voxel that is false (true, inverted)
-// stays so without looking further. Returns whether any voxel changed.
-bool erodeOnce(const BinaryImage& in, const int64_t dims[3], const morphology::ElementView& e, bool center,
-  const uint8_t* mask, bool border, bool invert, BinaryImage& out, int threads)
-{
-  const uint8_t T = invert ? 0 : 1, F = invert ? 1 : 0;
-  const bool bdr = invert ? !border : border;
-  std::atomic<bool> changed{ false };
-  parallelFor(dims[1] * dims[2], threads, [&](int, int64_t r0, int64_t r1) {
-    bool any = false;
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t x = 0; x < dims[0]; ++x)
-      {
-        const int64_t at = x + dims[0] * r;
-        const uint8_t o =
-          morphology::erodeVoxel(in.data(), dims, e, mask, center, bdr, T, F, x, r % dims[1], r / dims[1], at);
-        out[static_cast<size_t>(at)] = o;
-        any = any || o != in[static_cast<size_t>(at)];
-      }
-    if (any)
-      changed = true;
-  });
-  return changed;
-}
-
 using morphology::BinaryOperator;
 using morphology::BinaryStage;
 using morphology::stagesOf;
 using morphology::threadsOf;
-
-// Whether the element holds its centre (scipy's "center is true").
-bool holdsCentre(const ElementOffsets& e)
-{
-  for (const auto& d : e.delta)
-    if (d[0] == 0 && d[1] == 0 && d[2] == 0)
-      return true;
-  return false;
-}
-
-// One stage on the CPU threads: `iterations` passes, or until stable when < 1.
-BinaryImage iterate(BinaryImage current, const int64_t dims[3], const BinaryStage& stage, const BinaryOptions& o)
-{
-  const int threads = threadsOf(o.threads);
-  const int64_t strides[3] = { 1, dims[0], dims[0] * dims[1] };
-  const morphology::FlatElement flat(stage.element, strides);
-  const bool center = holdsCentre(stage.element);
-  BinaryImage next(current.size());
-  bool changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, stage.invert, next, threads);
-  for (int done = 1; done < o.iterations || (o.iterations < 1 && changed); ++done)
-  {
-    current.swap(next);
-    changed = erodeOnce(current, dims, flat.view, center, o.mask, o.borderValue, stage.invert, next, threads);
-  }
-  return next;
-}
 
 // The stages in turn from the binarised image: on the GPU when it is asked
 // for (the whole sequence on the device, one copy each way), else on the
@@ -119,10 +66,16 @@ BinaryImage runStages(const GridView& image, const std::vector<BinaryStage>& sta
     }
   }
 #endif
-  BinaryImage current = binarize(image, threadsOf(o.threads));
-  for (const BinaryStage& stage : stages)
-    current = iterate(std::move(current), image.dims, stage, o);
-  return current;
+  const int threads = threadsOf(o.threads);
+  morphology::BitImage bits = morphology::packBits(image, threads);
+  morphology::BitImage mask;
+  if (o.mask)
+    mask = morphology::packBits(
+      GridView::contiguous(o.mask, ScalarType::UInt8, image.dims[0], image.dims[1], image.dims[2]), threads);
+  morphology::runStagesOnBits(bits, stages, o, o.mask ? &mask : nullptr, threads);
+  BinaryImage out(static_cast<size_t>(image.voxelCount()));
+  morphology::unpackBits(bits, out.data(), threads);
+  return out;
 }
 
 GridView viewOf(const BinaryImage& b, const int64_t dims[3])

@@ -7,10 +7,10 @@
 // input words shifted by the element's x offset (a funnel shift of two
 // neighbouring words), so one thread decides 32 voxels with two loads per
 // element, and the passes of an opening or of an "until stable" run touch
-// an eighth of the bytes the image has. The bits equal the CPU threads'
-// (MorphologyVoxel.h's erodeVoxel) by construction:
+// an eighth of the bytes the image has. The rules are those of the CPU
+// threads' 64-bit words (BinaryBits.h), so both give the same bits:
 //  * "T-space": with `invert` (a dilation) the input word is complemented
-//    first and the result complemented back, as erodeVoxel swaps T and F;
+//    first and the result complemented back;
 //  * outside the image (rows, words, and the bits past x = nx - 1 of a
 //    row's last word) every bit is the border (inverted with `invert`);
 //  * the mask keeps the input's bits where it is false;

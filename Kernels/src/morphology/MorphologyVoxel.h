@@ -1,7 +1,8 @@
-// MorphologyVoxel.h - one voxel of the morphology operators (Morphology.h),
+// MorphologyVoxel.h - one voxel of the grey operators (Morphology.h),
 // written once for the CPU threads and the CUDA kernels, so that both give
-// the same bits: the border extension, the grey minimum or maximum over the
-// element (scipy's order of evaluation), and one binary erosion step.
+// the same bits: the border extension and the grey minimum or maximum over
+// the element (scipy's order of evaluation). The binary operators work on
+// words of bits instead (BinaryBits.h, BinaryMorphologyCUDA.cu).
 #pragma once
 
 #include "../euler/EulerCells.h" // TV_HD
@@ -111,37 +112,6 @@ TV_HD T greyVoxel(const T* data, const GreyGrid& g, const ElementView& e, bool m
       result = static_cast<double>(t);
   }
   return static_cast<T>(result);
-}
-
-// One binary erosion step at voxel `at` = (x, y, z) of `in` (0/1): with
-// T = 0, F = 1 and the border inverted by the caller, a dilation step.
-TV_HD uint8_t erodeVoxel(const uint8_t* in, const int64_t dims[3], const ElementView& e, const uint8_t* mask,
-  bool center, bool border, uint8_t T, uint8_t F, int64_t x, int64_t y, int64_t z, int64_t at)
-{
-  const uint8_t v = in[at];
-  if ((mask && !mask[at]) || (center && v == F))
-    return v;
-  // Interior: the whole element inside the image, no bounds to check.
-  if (x + e.reach[0][0] >= 0 && x + e.reach[0][1] < dims[0] && y + e.reach[1][0] >= 0 &&
-    y + e.reach[1][1] < dims[1] && z + e.reach[2][0] >= 0 && z + e.reach[2][1] < dims[2])
-  {
-    for (int k = 0; k < e.count; ++k)
-      if ((in[at + e.direct[k]] ? T : F) != 1)
-        return F;
-    return T;
-  }
-  for (int k = 0; k < e.count; ++k)
-  {
-    const int64_t q0 = x + e.delta[3 * k], q1 = y + e.delta[3 * k + 1], q2 = z + e.delta[3 * k + 2];
-    if (q0 < 0 || q1 < 0 || q2 < 0 || q0 >= dims[0] || q1 >= dims[1] || q2 >= dims[2])
-    {
-      if (!border)
-        return F;
-    }
-    else if ((in[q0 + dims[0] * (q1 + dims[1] * q2)] ? T : F) != 1)
-      return F;
-  }
-  return T;
 }
 }
 }
