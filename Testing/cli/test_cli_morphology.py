@@ -156,6 +156,21 @@ def main():
                                           "--border-value", str(border)])
                 expect(same(got, f(wide, structure=s, origin=[1, -9], mask=mask, iterations=it, border_value=border)),
                        "37x150 %s, a 3x141 element, iterations %d, border %d" % (op, it, border))
+        # A volume large enough for the CPU's row-wise interior and its
+        # border voxels: a radius-2 ball and a random footprint, every mode.
+        vol = rng.random((19, 23, 70)).astype(np.float32)
+        ball = (np.indices((5, 5, 5)) - 2) ** 2
+        ball = ball.sum(axis=0) <= 4
+        fp = rng.random((3, 4, 5)) > 0.5
+        fp.flat[0] = True
+        for name, footprint in (("ball", ball), ("random footprint", fp)):
+            fpath = tool.save(footprint.astype(np.uint8), "fp.npy")
+            for mode in ("reflect", "mirror", "nearest", "wrap", "constant"):
+                got = tool.run("grey_erosion", vol, ["--footprint", fpath, "--mode", mode, "--cval", "0.5"])
+                expect(same(got, ndi.grey_erosion(vol, footprint=footprint, mode=mode, cval=0.5)),
+                       "19x23x70 float32 grey_erosion, %s, %s" % (name, mode))
+            got = tool.run("grey_dilation", vol, ["--size", "3,5,2", "--mode", "wrap"])
+            expect(same(got, ndi.grey_dilation(vol, size=(2, 5, 3), mode="wrap")), "19x23x70 grey_dilation size")
         # uint8 wrapping in the derived operators, and a Fortran-ordered input.
         u8 = rng.integers(0, 255, size=(7, 9)).astype(np.uint8)
         expect(same(tool.run("morphological_laplace", u8, ["--size", "3,3"]), ndi.morphological_laplace(u8, size=3)),

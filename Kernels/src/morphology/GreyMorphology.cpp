@@ -4,6 +4,7 @@
 #include "topovox/Device.h"
 #include "topovox/Morphology.h"
 
+#include "BoxMinMax.h"
 #include "ElementOffsets.h"
 #include "MorphologyBackends.h"
 #include "SeparableMinMax.h"
@@ -28,13 +29,73 @@ using morphology::checkImage;
 
 using morphology::threadsOf;
 
-// The minimum (or maximum) over the element at every voxel (MorphologyVoxel.h).
+// out[x] = the better of out[x] and from[x], the first kept on equality:
+// branch-free, so that the compiler vectorises it.
+template <typename T, bool Minimum>
+void keepBetterRow(const T* __restrict from, T* __restrict out, int64_t n)
+{
+  for (int64_t x = 0; x < n; ++x)
+    out[x] = (Minimum ? (from[x] < out[x]) : (from[x] > out[x])) ? from[x] : out[x];
+}
+
+// Per axis, where each position from the element's lowest reach to past
+// its highest reads from (extendIndex, -1 for the constant): a lookup per
+// element instead of the mode's arithmetic at the voxels near the border.
+struct ExtensionTables
+{
+  std::vector<int64_t> axis[3];
+  int64_t lo[3];
+  ExtensionTables(const int64_t dims[3], const ElementOffsets& e, int mode)
+  {
+    for (int a = 0; a < 3; ++a)
+    {
+      lo[a] = e.reach[a][0];
+      for (int64_t i = e.reach[a][0]; i < dims[a] + e.reach[a][1]; ++i)
+        axis[a].push_back(morphology::extendIndex(i, dims[a], mode));
+    }
+  }
+  int64_t at(int a, int64_t i) const { return axis[a][static_cast<size_t>(i - lo[a])]; }
+};
+
+// One voxel near the border: greyVoxel's rule (MorphologyVoxel.h) for
+// voxels whose element leaves the image (the first term in double plus its
+// value, the others in T, compared in double), positions from the tables.
+template <typename T>
+T borderVoxel(const T* data, const GridView& g, const ExtensionTables& t, const morphology::FlatElement& e,
+  bool minimum, T cv, int64_t x, int64_t y, int64_t z)
+{
+  double result = 0;
+  for (size_t k = 0; k < e.direct.size(); ++k)
+  {
+    const int64_t q0 = t.at(0, x + e.delta[3 * k]), q1 = t.at(1, y + e.delta[3 * k + 1]),
+                  q2 = t.at(2, z + e.delta[3 * k + 2]);
+    T v = (q0 < 0 || q1 < 0 || q2 < 0) ? cv : data[q0 * g.strides[0] + q1 * g.strides[1] + q2 * g.strides[2]];
+    if (k == 0)
+    {
+      result = static_cast<double>(v) + (e.view.values ? e.values[0] : 0.0);
+      continue;
+    }
+    if (e.view.values)
+      v = static_cast<T>(static_cast<double>(v) + e.values[k]);
+    if (minimum ? (static_cast<double>(v) < result) : (static_cast<double>(v) > result))
+      result = static_cast<double>(v);
+  }
+  return static_cast<T>(result);
+}
+
+// The minimum (or maximum) over the element at every voxel
+// (MorphologyVoxel.h). For a flat element over a type that double holds
+// exactly, the voxels of a row whose whole neighbourhood is inside the
+// image take it element by element over the row (the same comparisons in
+// the same order, vectorised); the other inside voxels voxel by voxel, and
+// those near the border through the extension tables.
 template <typename T>
 void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out)
 {
   const T* data = static_cast<const T*>(g.data);
   const T cv = static_cast<T>(o.cval);
   const morphology::FlatElement flat(e, g.strides);
+  const ExtensionTables tables(g.dims, e, static_cast<int>(o.mode));
   morphology::GreyGrid grid;
   for (int a = 0; a < 3; ++a)
   {
@@ -42,11 +103,41 @@ void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const Gr
     grid.strides[a] = g.strides[a];
   }
   grid.mode = static_cast<int>(o.mode);
-  parallelFor(g.dims[1] * g.dims[2], threadsOf(o.threads), [&](int, int64_t r0, int64_t r1) {
+  constexpr bool exactInDouble = sizeof(T) < 8 || std::is_floating_point<T>::value;
+  const bool byRows = exactInDouble && e.flat && g.strides[0] == 1;
+  const int64_t nx = g.dims[0], ny = g.dims[1], nz = g.dims[2];
+  // The x range whose neighbourhood is inside the row.
+  const int64_t x0 = std::max<int64_t>(0, -e.reach[0][0]), x1 = std::min<int64_t>(nx, nx - e.reach[0][1]);
+  parallelFor(ny * nz, threadsOf(o.threads), [&](int, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-      for (int64_t x = 0; x < g.dims[0]; ++x)
-        out[x + g.dims[0] * r] =
-          morphology::greyVoxel(data, grid, flat.view, minimum, cv, x, r % g.dims[1], r / g.dims[1]);
+    {
+      const int64_t y = r % ny, z = r / ny;
+      T* row = out + nx * r;
+      const bool rowInside = y + e.reach[1][0] >= 0 && y + e.reach[1][1] < ny && z + e.reach[2][0] >= 0 &&
+        z + e.reach[2][1] < nz;
+      for (int64_t x = 0; x < nx; ++x)
+      {
+        const bool inside = rowInside && x >= x0 && x < x1;
+        if (inside && byRows)
+        {
+          // The rest of the inside range, element by element.
+          const T* at = data + y * g.strides[1] + z * g.strides[2];
+          std::copy(at + flat.direct[0] + x, at + flat.direct[0] + x1, row + x);
+          for (size_t k = 1; k < flat.direct.size(); ++k)
+          {
+            if (minimum)
+              keepBetterRow<T, true>(at + flat.direct[k] + x, row + x, x1 - x);
+            else
+              keepBetterRow<T, false>(at + flat.direct[k] + x, row + x, x1 - x);
+          }
+          x = x1 - 1;
+        }
+        else if (inside)
+          row[x] = morphology::greyVoxel(data, grid, flat.view, minimum, cv, x, y, z);
+        else
+          row[x] = borderVoxel(data, g, tables, flat, minimum, cv, x, y, z);
+      }
+    }
   });
 }
 
@@ -97,9 +188,19 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
     if (done)
       return out;
   }
+  // A flat box (no NaN here) axis by axis, where the type compares as
+  // double would (BoxMinMax.h); other elements voxel by voxel.
+  const bool box = morphology::isSeparableBox(e);
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    minOrMax<T>(image, offsets, minimum, o, reinterpret_cast<T*>(out.data()));
+    T* typed = reinterpret_cast<T*>(out.data());
+    if constexpr (sizeof(T) < 8 || std::is_floating_point<T>::value)
+      if (box)
+      {
+        morphology::boxMinOrMax<T>(image, offsets, minimum, o, typed);
+        return;
+      }
+    minOrMax<T>(image, offsets, minimum, o, typed);
   });
   return out;
 }
