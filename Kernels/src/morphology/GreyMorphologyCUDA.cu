@@ -1,16 +1,18 @@
-// GreyMorphologyCUDA.cu - the grey operators on the GPU.
-//
-// A block computes a tile of outputs (32x8x8 in 3D, 64x32 in 2D, 2048 in
-// 1D) from the input tile around it held in shared memory: each input value
-// is read from global memory once per block, with the border mode applied
-// as it is loaded (so the per-voxel loop has no bounds to check), and the
-// element's offsets are offsets in that shared tile. The per-voxel rule is
-// MorphologyVoxel.h's greyVoxel, term for term: a flat element over a type
-// that double holds exactly compares in the type, keeping the first of
+// GreyMorphologyCUDA.cu - the grey operators on the GPU, three kernels:
+//  * a flat box over a type double holds exactly (2D, 3D): separable minima
+//    marching along z (greyBoxKernel, below);
+//  * any other element: a block computes a tile of outputs (x 32 by y 8 by
+//    z 8 in 3D, 32 by 64 in 2D, 2048 in 1D) from the input tile around it
+//    held in shared memory, read from global memory once per block with the
+//    border mode applied as it is loaded, so that the per-voxel loop has no
+//    bounds to check; the element's offsets are offsets in that tile;
+//  * elements whose tile does not fit in shared memory: one thread per
+//    voxel over global memory, running MorphologyVoxel.h's greyVoxel.
+// The rule per voxel is greyVoxel's, term for term: a flat element over a
+// type that double holds exactly compares in the type, keeping the first of
 // equal values in raster order; otherwise the first term in double plus its
-// value, the others in the type. Elements whose tile does not fit in 48 KB
-// of shared memory take one thread per voxel over global memory, running
-// greyVoxel itself.
+// value, the others in the type. A NaN under a flat box is left to scipy's
+// separable passes on the CPU (the kernels report seeing one).
 #include "topovox/MorphologyOnDevice.h"
 
 #include "MorphologyBackends.h"
