@@ -67,6 +67,94 @@ void forLines(const int64_t dims[3], int a, int threads, Body body)
   });
 }
 
+// Lines along axis a in groups of up to kLineGroup lines that are
+// neighbours in x (one line at a time along x itself):
+// body(first, step, lines), line j of the group starting at first + j.
+constexpr int64_t kLineGroup = 16;
+template <typename Body>
+void forLineGroups(const int64_t dims[3], int a, int threads, Body body)
+{
+  if (a == 0)
+  {
+    forLines(dims, a, threads, [&](int64_t first, int64_t step) { body(first, step, 1); });
+    return;
+  }
+  const int64_t stride[3] = { 1, dims[0], dims[0] * dims[1] };
+  const int c = a == 2 ? 1 : 2;
+  const int64_t groups = (dims[0] + kLineGroup - 1) / kLineGroup;
+  parallelFor(groups * dims[c], threads, [&](int, int64_t l0, int64_t l1) {
+    for (int64_t l = l0; l < l1; ++l)
+    {
+      const int64_t x = (l % groups) * kLineGroup;
+      body(x + (l / groups) * stride[c], stride[a], std::min(kLineGroup, dims[0] - x));
+    }
+  });
+}
+
+// One line of the taxicab transform: h(i) = min_j |i - j| + g(j) by two
+// scans; source(i): the j that gives it.
+void taxicabLine(const int64_t* g, int64_t len, int64_t* h, int64_t* source)
+{
+  for (int64_t i = 0; i < len; ++i)
+  {
+    h[i] = g[i];
+    source[i] = i;
+    if (i > 0 && h[i - 1] + 1 < h[i])
+    {
+      h[i] = h[i - 1] + 1;
+      source[i] = source[i - 1];
+    }
+  }
+  for (int64_t i = len - 2; i >= 0; --i)
+    if (h[i + 1] + 1 < h[i])
+    {
+      h[i] = h[i + 1] + 1;
+      source[i] = source[i + 1];
+    }
+}
+
+// One line of the chessboard transform: Meijster, Roerdink and
+// Hesselink's lower envelope of max(|i - j|, g(j)); ss and tt: scratch.
+void chessboardLine(const int64_t* g, int64_t len, int64_t* h, int64_t* source, int64_t* ss, int64_t* tt)
+{
+  auto f = [&](int64_t x, int64_t i) { return std::max(std::llabs(x - i), static_cast<long long>(g[i])); };
+  auto sep = [&](int64_t i, int64_t u) {
+    const int64_t gi = g[i], gu = g[u];
+    return gi <= gu ? std::max(i + gu, (i + u) / 2) : std::min(u - gi, (i + u) / 2);
+  };
+  int64_t q = 0;
+  ss[0] = 0;
+  tt[0] = 0;
+  for (int64_t u = 1; u < len; ++u)
+  {
+    while (q >= 0 && f(tt[q], ss[q]) > f(tt[q], u))
+      --q;
+    if (q < 0)
+    {
+      q = 0;
+      ss[0] = u;
+    }
+    else
+    {
+      const int64_t w = 1 + sep(ss[q], u);
+      if (w < len)
+      {
+        ++q;
+        ss[q] = u;
+        tt[q] = w;
+      }
+    }
+  }
+  for (int64_t u = len - 1; u >= 0; --u)
+  {
+    const int64_t i = ss[q];
+    h[u] = f(u, i);
+    source[u] = i;
+    if (u == tt[q])
+      --q;
+  }
+}
+
 // Every voxel its own nearest voxel to start with (x, y, z per axis);
 // returns whether there is any background.
 bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], TransformArray<int32_t> feature[3])
@@ -246,96 +334,52 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   {
     if (n[a] == 1)
       continue;
-    forLines(n, a, threads, [&](int64_t first, int64_t step) {
-      const int64_t len = n[a];
-      thread_local std::vector<int64_t> g, h, source, ss, tt;
+    const int64_t len = n[a];
+    forLineGroups(n, a, threads, [&](int64_t first, int64_t step, int64_t lines) {
+      // The group's lines gathered side by side (lines[i * lines + j] is
+      // position i of line j): along y and z, neighbouring lines are
+      // neighbouring voxels, so each gather reads whole cache lines.
+      thread_local std::vector<int64_t> g, h, source, ss, tt, gathered;
       thread_local std::vector<int32_t> from[3];
-      g.resize(static_cast<size_t>(len));
-      h.resize(g.size());
+      const size_t l = static_cast<size_t>(len);
+      gathered.resize(l * static_cast<size_t>(lines));
+      for (int64_t i = 0; i < len; ++i)
+        for (int64_t j = 0; j < lines; ++j)
+          gathered[static_cast<size_t>(i * lines + j)] = d[static_cast<size_t>(first + j + i * step)];
+      g.resize(l);
+      h.resize(l);
+      source.resize(l);
+      ss.resize(l);
+      tt.resize(l);
       if (withIndices)
         for (int b = 0; b < 3; ++b)
-          from[b].resize(g.size());
-      for (int64_t i = 0; i < len; ++i)
+          from[b].resize(l);
+      for (int64_t j = 0; j < lines; ++j)
       {
-        const size_t at = static_cast<size_t>(first + i * step);
-        g[static_cast<size_t>(i)] = d[at];
-        if (withIndices)
-          for (int b = 0; b < 3; ++b)
-            from[b][static_cast<size_t>(i)] = feature[b][at];
-      }
-      // source[i]: the position of the line whose nearest background voxel
-      // position i takes.
-      if (taxicab)
-      {
-        source.resize(g.size());
+        const int64_t origin = first + j;
         for (int64_t i = 0; i < len; ++i)
         {
-          h[static_cast<size_t>(i)] = g[static_cast<size_t>(i)];
-          source[static_cast<size_t>(i)] = i;
-          if (i > 0 && h[static_cast<size_t>(i - 1)] + 1 < h[static_cast<size_t>(i)])
-          {
-            h[static_cast<size_t>(i)] = h[static_cast<size_t>(i - 1)] + 1;
-            source[static_cast<size_t>(i)] = source[static_cast<size_t>(i - 1)];
-          }
+          g[static_cast<size_t>(i)] = gathered[static_cast<size_t>(i * lines + j)];
+          if (withIndices)
+            for (int b = 0; b < 3; ++b)
+              from[b][static_cast<size_t>(i)] = feature[b][static_cast<size_t>(origin + i * step)];
         }
-        for (int64_t i = len - 2; i >= 0; --i)
-          if (h[static_cast<size_t>(i + 1)] + 1 < h[static_cast<size_t>(i)])
-          {
-            h[static_cast<size_t>(i)] = h[static_cast<size_t>(i + 1)] + 1;
-            source[static_cast<size_t>(i)] = source[static_cast<size_t>(i + 1)];
-          }
-      }
-      else
-      {
-        auto f = [&](int64_t x, int64_t i) { return std::max(std::llabs(x - i), static_cast<long long>(g[static_cast<size_t>(i)])); };
-        auto sep = [&](int64_t i, int64_t u) {
-          const int64_t gi = g[static_cast<size_t>(i)], gu = g[static_cast<size_t>(u)];
-          return gi <= gu ? std::max(i + gu, (i + u) / 2) : std::min(u - gi, (i + u) / 2);
-        };
-        ss.resize(g.size());
-        tt.resize(g.size());
-        int64_t q = 0;
-        ss[0] = 0;
-        tt[0] = 0;
-        for (int64_t u = 1; u < len; ++u)
+        if (taxicab)
+          taxicabLine(g.data(), len, h.data(), source.data());
+        else
+          chessboardLine(g.data(), len, h.data(), source.data(), ss.data(), tt.data());
+        for (int64_t i = 0; i < len; ++i)
         {
-          while (q >= 0 && f(tt[static_cast<size_t>(q)], ss[static_cast<size_t>(q)]) > f(tt[static_cast<size_t>(q)], u))
-            --q;
-          if (q < 0)
-          {
-            q = 0;
-            ss[0] = u;
-          }
-          else
-          {
-            const int64_t w = 1 + sep(ss[static_cast<size_t>(q)], u);
-            if (w < len)
-            {
-              ++q;
-              ss[static_cast<size_t>(q)] = u;
-              tt[static_cast<size_t>(q)] = w;
-            }
-          }
-        }
-        source.resize(g.size());
-        for (int64_t u = len - 1; u >= 0; --u)
-        {
-          const int64_t i = ss[static_cast<size_t>(q)];
-          h[static_cast<size_t>(u)] = f(u, i);
-          source[static_cast<size_t>(u)] = i;
-          if (u == tt[static_cast<size_t>(q)])
-            --q;
+          gathered[static_cast<size_t>(i * lines + j)] = std::min(h[static_cast<size_t>(i)], kFar);
+          if (withIndices)
+            for (int b = 0; b < 3; ++b)
+              feature[b][static_cast<size_t>(origin + i * step)] =
+                from[b][static_cast<size_t>(source[static_cast<size_t>(i)])];
         }
       }
       for (int64_t i = 0; i < len; ++i)
-      {
-        const size_t at = static_cast<size_t>(first + i * step);
-        const size_t j = static_cast<size_t>(source[static_cast<size_t>(i)]);
-        d[at] = std::min(h[static_cast<size_t>(i)], kFar);
-        if (withIndices)
-          for (int b = 0; b < 3; ++b)
-            feature[b][at] = from[b][j];
-      }
+        for (int64_t j = 0; j < lines; ++j)
+          d[static_cast<size_t>(first + j + i * step)] = gathered[static_cast<size_t>(i * lines + j)];
     });
   }
   for (size_t k = 0; k < count; ++k)
