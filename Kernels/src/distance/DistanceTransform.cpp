@@ -214,7 +214,7 @@ DistanceTransform distanceTransformEdt(
   (void)device;
 #endif
   // Squared distance so far and the nearest background voxel (x, y, z).
-  std::vector<double> g(count);
+  TransformArray<double> g(count); // written in full below
   TransformArray<int32_t> feature[3];
   const bool anyBackground = startFeatures(fg, n, feature);
   for (size_t k = 0; k < count; ++k)
@@ -234,50 +234,69 @@ DistanceTransform distanceTransformEdt(
       if (firstAxis < 0)
         firstAxis = a; // the values are still 0 or infinity
       const double s2 = sampling[a] * sampling[a];
-      forLines(n, a, threads, [&](int64_t first, int64_t step) {
-        // The line's values and features are copied first: the envelope
-        // reads positions the output has already overwritten.
-        thread_local std::vector<double> f;
-        thread_local std::vector<int32_t> from[3], v;
-        thread_local std::vector<double> z;
+      forLineGroups(n, a, threads, [&](int64_t first, int64_t step, int64_t lines) {
+        // The group's lines side by side (index i * lines + j: position i
+        // of line j), values and features, so that along y and z each
+        // access reads whole cache lines; copied, because the envelope
+        // reads positions the output has already overwritten, and into the
+        // output first, for the positions a line leaves as they are.
+        thread_local std::vector<double> f, gOut, z;
+        thread_local std::vector<int32_t> from[3], fOut[3], v;
         const int64_t len = n[a];
-        const size_t l = static_cast<size_t>(len);
-        f.resize(l);
-        v.resize(l);
-        z.resize(l);
+        const size_t m = static_cast<size_t>(len * lines);
+        f.resize(m);
+        v.resize(static_cast<size_t>(len));
+        z.resize(static_cast<size_t>(len));
         for (int b = 0; b < 3; ++b)
-          from[b].resize(l);
-        for (size_t q = 0; q < l; ++q)
-        {
-          const size_t at = static_cast<size_t>(first) + q * static_cast<size_t>(step);
-          f[q] = g[at];
-          for (int b = 0; b < 3; ++b)
-            from[b][q] = feature[b][at];
-        }
+          from[b].resize(m);
+        for (int64_t i = 0; i < len; ++i)
+          for (int64_t j = 0; j < lines; ++j)
+          {
+            const size_t at = static_cast<size_t>(first + j + i * step), k = static_cast<size_t>(i * lines + j);
+            f[k] = g[at];
+            for (int b = 0; b < 3; ++b)
+              from[b][k] = feature[b][at];
+          }
+        gOut = f;
+        for (int b = 0; b < 3; ++b)
+          fOut[b] = from[b];
         struct In
         {
           const double* f;
-          double g(int64_t q) const { return f[q]; }
-        } in{ f.data() };
+          int64_t stride;
+          double g(int64_t q) const { return f[q * stride]; }
+        };
         struct Out
         {
           double* g;
-          TransformArray<int32_t>* feature;
-          const std::vector<int32_t>* from;
-          int64_t first, step;
+          int32_t* feature[3];
+          const int32_t* from[3];
+          int64_t stride;
           void take(int64_t p, int64_t q, double gp)
           {
-            const size_t at = static_cast<size_t>(first + p * step);
-            g[at] = gp;
+            g[p * stride] = gp;
             for (int b = 0; b < 3; ++b)
-              feature[b][at] = from[b][static_cast<size_t>(q)];
+              feature[b][p * stride] = from[b][q * stride];
           }
-        } out{ g.data(), feature, from, first, step };
-        if (a == firstAxis)
-          distance::firstAxisLine(
-            len, s2, [&](int64_t q) { return f[static_cast<size_t>(q)] == 0.0; }, out, { v.data(), 1 });
-        else
-          distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
+        };
+        for (int64_t j = 0; j < lines; ++j)
+        {
+          const In in{ f.data() + j, lines };
+          Out out{ gOut.data() + j, { fOut[0].data() + j, fOut[1].data() + j, fOut[2].data() + j },
+            { from[0].data() + j, from[1].data() + j, from[2].data() + j }, lines };
+          if (a == firstAxis)
+            distance::firstAxisLine(len, s2, [&](int64_t q) { return in.g(q) == 0.0; }, out, { v.data(), 1 });
+          else
+            distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
+        }
+        for (int64_t i = 0; i < len; ++i)
+          for (int64_t j = 0; j < lines; ++j)
+          {
+            const size_t at = static_cast<size_t>(first + j + i * step), k = static_cast<size_t>(i * lines + j);
+            g[at] = gOut[k];
+            for (int b = 0; b < 3; ++b)
+              feature[b][at] = fOut[b][k];
+          }
       });
     }
   // Distances from the indices, as scipy computes them (numpy's axes z, y, x).
@@ -308,7 +327,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   constexpr int64_t kFar = std::numeric_limits<int64_t>::max() / 4;
   // Per axis, the distance so far; taxicab sums the axes' distances,
   // chessboard takes their maximum: both separable, exactly.
-  std::vector<int64_t> d(count);
+  TransformArray<int64_t> d(count); // written in full below
   TransformArray<int32_t> feature[3]; // tracked only when the indices are asked for
   const bool anyBackground = std::find(fg.begin(), fg.end(), 0) != fg.end();
   if (withIndices)
