@@ -6,7 +6,9 @@
 #include "../common/ScalarDispatch.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstring>
 
 namespace topovox
 {
@@ -24,6 +26,27 @@ struct BitElement
   int bitShift;
   int64_t dy, dz;
 };
+
+bool hostIsLittleEndian()
+{
+  const uint16_t one = 1;
+  unsigned char first;
+  std::memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+// Eight bytes (x to x + 7) as eight bits (bit b: byte b is nonzero): each
+// byte's high bit set when it is nonzero, then gathered by a multiplication.
+inline uint8_t nonzeroBytes(const unsigned char* at)
+{
+  uint64_t v;
+  std::memcpy(&v, at, 8);
+  if (!hostIsLittleEndian())
+    v = __builtin_bswap64(v);
+  const uint64_t high = 0x8080808080808080ull, low = 0x7F7F7F7F7F7F7F7Full;
+  const uint64_t nonzero = (((v & low) + low) | v) & high;
+  return static_cast<uint8_t>((nonzero * 0x0002040810204081ull) >> 56);
+}
 
 std::vector<BitElement> bitElementsOf(const ElementOffsets& e)
 {
@@ -129,6 +152,7 @@ BitImage packBits(const GridView& image, int threads)
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d = static_cast<const T*>(image.data);
+    const bool bytesInRow = sizeof(T) == 1 && image.strides[0] == 1;
     parallelFor(g.rows(), threads, [&](int, int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
       {
@@ -138,7 +162,11 @@ BitImage packBits(const GridView& image, int threads)
         {
           uint64_t word = 0;
           const int64_t end = std::min<int64_t>(kBits, g.dims[0] - kBits * w);
-          for (int64_t b = 0; b < end; ++b)
+          int64_t b = 0;
+          if (bytesInRow)
+            for (; b + 8 <= end; b += 8)
+              word |= uint64_t(nonzeroBytes(reinterpret_cast<const unsigned char*>(row) + kBits * w + b)) << b;
+          for (; b < end; ++b)
             word |= uint64_t(row[(kBits * w + b) * image.strides[0]] != T(0)) << b;
           to[w] = word;
         }
@@ -173,12 +201,30 @@ void runStagesOnBits(BitImage& image, const std::vector<BinaryStage>& stages, co
 
 void unpackBits(const BitImage& g, uint8_t* out, int threads)
 {
+  // Eight bits to eight 0/1 bytes at a time, through a table.
+  static const std::array<uint64_t, 256> spread = [] {
+    std::array<uint64_t, 256> t{};
+    for (int v = 0; v < 256; ++v)
+      for (int b = 0; b < 8; ++b)
+        if (v >> b & 1)
+          t[static_cast<size_t>(v)] |= uint64_t(1) << (8 * b);
+    return t;
+  }();
   parallelFor(g.rows(), threads, [&](int, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
     {
       const uint64_t* from = g.bits.data() + r * g.words;
       uint8_t* to = out + r * g.dims[0];
-      for (int64_t x = 0; x < g.dims[0]; ++x)
+      int64_t x = 0;
+      for (; x + 8 <= g.dims[0]; x += 8)
+      {
+        // The bytes of a little-endian word: byte b holds voxel x + b.
+        uint64_t bytes = spread[(from[x / kBits] >> (x % kBits)) & 0xFF];
+        if (!hostIsLittleEndian())
+          bytes = __builtin_bswap64(bytes);
+        std::memcpy(to + x, &bytes, 8);
+      }
+      for (; x < g.dims[0]; ++x)
         to[x] = static_cast<uint8_t>((from[x / kBits] >> (x % kBits)) & 1u);
     }
   });
