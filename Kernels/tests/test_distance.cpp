@@ -145,6 +145,27 @@ int main(int argc, char** argv)
         for (size_t k = 0; k < count; ++k)
           same = same && static_cast<uint32_t>(cdt.integerDistances[k]) == bf.bfDistances[k];
         expect(same, shape + (m == DistanceMetric::Taxicab ? ": taxicab" : ": chessboard") + " cdt == brute force");
+        // With indices: the same distances, and each index names a
+        // background voxel at exactly that distance in the metric.
+        const DistanceTransform withIndices = distanceTransformCdt(g, m, true, 2);
+        bool named = withIndices.integerDistances == cdt.integerDistances;
+        for (size_t k = 0; k < count && named; ++k)
+        {
+          const int64_t c[3] = { static_cast<int64_t>(k) % n[0], (static_cast<int64_t>(k) / n[0]) % n[1],
+            static_cast<int64_t>(k) / (n[0] * n[1]) };
+          int64_t sum = 0, most = 0;
+          for (int a = 0; a < 3; ++a)
+          {
+            const int64_t step = std::llabs(withIndices.indices[a][k] - c[a]);
+            sum += step;
+            most = std::max(most, step);
+          }
+          const int64_t at = withIndices.indices[0][k] + n[0] * (withIndices.indices[1][k] + n[1] * withIndices.indices[2][k]);
+          named = at >= 0 && at < static_cast<int64_t>(count) && !image[static_cast<size_t>(at)] &&
+            (m == DistanceMetric::Taxicab ? sum : most) == cdt.integerDistances[k];
+        }
+        expect(named, shape + (m == DistanceMetric::Taxicab ? ": taxicab" : ": chessboard") +
+            " cdt indices name a background voxel at the distance");
       }
     }
 #ifdef TOPOVOX_TEST_CUDA

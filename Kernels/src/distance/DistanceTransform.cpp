@@ -67,16 +67,41 @@ void forLines(const int64_t dims[3], int a, int threads, Body body)
   });
 }
 
-// Lines along axis a in groups of up to kLineGroup lines that are
-// neighbours in x (one line at a time along x itself):
-// body(first, step, lines), line j of the group starting at first + j.
+// A group of lines along one axis that are neighbours in x: line j starts
+// at first + j, position i of a line lies `step` further per i. Gathered,
+// the group's values sit side by side (index i * lines + j), so that along
+// y and z each access to the image reads whole cache lines.
+struct LineGroup
+{
+  int64_t first, step, len, lines;
+  size_t at(int64_t i, int64_t j) const { return static_cast<size_t>(first + j + i * step); }
+  size_t size() const { return static_cast<size_t>(len * lines); }
+  template <typename T, typename Image>
+  void gather(const Image& from, std::vector<T>& to) const
+  {
+    to.resize(size());
+    for (int64_t i = 0; i < len; ++i)
+      for (int64_t j = 0; j < lines; ++j)
+        to[static_cast<size_t>(i * lines + j)] = from[at(i, j)];
+  }
+  template <typename T, typename Image>
+  void scatter(const std::vector<T>& from, Image& to) const
+  {
+    for (int64_t i = 0; i < len; ++i)
+      for (int64_t j = 0; j < lines; ++j)
+        to[at(i, j)] = from[static_cast<size_t>(i * lines + j)];
+  }
+};
+
+// The lines along axis a in groups of up to kLineGroup neighbours in x (one
+// line at a time along x itself), body(group) for each, on the threads.
 constexpr int64_t kLineGroup = 16;
 template <typename Body>
 void forLineGroups(const int64_t dims[3], int a, int threads, Body body)
 {
   if (a == 0)
   {
-    forLines(dims, a, threads, [&](int64_t first, int64_t step) { body(first, step, 1); });
+    forLines(dims, a, threads, [&](int64_t first, int64_t step) { body(LineGroup{ first, step, dims[0], 1 }); });
     return;
   }
   const int64_t stride[3] = { 1, dims[0], dims[0] * dims[1] };
@@ -86,7 +111,7 @@ void forLineGroups(const int64_t dims[3], int a, int threads, Body body)
     for (int64_t l = l0; l < l1; ++l)
     {
       const int64_t x = (l % groups) * kLineGroup;
-      body(x + (l / groups) * stride[c], stride[a], std::min(kLineGroup, dims[0] - x));
+      body(LineGroup{ x + (l / groups) * stride[c], stride[a], dims[a], std::min(kLineGroup, dims[0] - x) });
     }
   });
 }
@@ -234,32 +259,23 @@ DistanceTransform distanceTransformEdt(
       if (firstAxis < 0)
         firstAxis = a; // the values are still 0 or infinity
       const double s2 = sampling[a] * sampling[a];
-      forLineGroups(n, a, threads, [&](int64_t first, int64_t step, int64_t lines) {
-        // The group's lines side by side (index i * lines + j: position i
-        // of line j), values and features, so that along y and z each
-        // access reads whole cache lines; copied, because the envelope
-        // reads positions the output has already overwritten, and into the
-        // output first, for the positions a line leaves as they are.
+      forLineGroups(n, a, threads, [&](const LineGroup& group) {
+        // Values and features of the group's lines gathered (LineGroup);
+        // copied, because the envelope reads positions the output has
+        // already overwritten, and into the output first, for the positions
+        // a line leaves as they are.
         thread_local std::vector<double> f, gOut, z;
         thread_local std::vector<int32_t> from[3], fOut[3], v;
-        const int64_t len = n[a];
-        const size_t m = static_cast<size_t>(len * lines);
-        f.resize(m);
+        const int64_t len = group.len, lines = group.lines;
         v.resize(static_cast<size_t>(len));
         z.resize(static_cast<size_t>(len));
-        for (int b = 0; b < 3; ++b)
-          from[b].resize(m);
-        for (int64_t i = 0; i < len; ++i)
-          for (int64_t j = 0; j < lines; ++j)
-          {
-            const size_t at = static_cast<size_t>(first + j + i * step), k = static_cast<size_t>(i * lines + j);
-            f[k] = g[at];
-            for (int b = 0; b < 3; ++b)
-              from[b][k] = feature[b][at];
-          }
+        group.gather(g, f);
         gOut = f;
         for (int b = 0; b < 3; ++b)
+        {
+          group.gather(feature[b], from[b]);
           fOut[b] = from[b];
+        }
         struct In
         {
           const double* f;
@@ -289,14 +305,9 @@ DistanceTransform distanceTransformEdt(
           else
             distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
         }
-        for (int64_t i = 0; i < len; ++i)
-          for (int64_t j = 0; j < lines; ++j)
-          {
-            const size_t at = static_cast<size_t>(first + j + i * step), k = static_cast<size_t>(i * lines + j);
-            g[at] = gOut[k];
-            for (int b = 0; b < 3; ++b)
-              feature[b][at] = fOut[b][k];
-          }
+        group.scatter(gOut, g);
+        for (int b = 0; b < 3; ++b)
+          group.scatter(fOut[b], feature[b]);
       });
     }
   // Distances from the indices, as scipy computes them (numpy's axes z, y, x).
@@ -353,52 +364,46 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   {
     if (n[a] == 1)
       continue;
-    const int64_t len = n[a];
-    forLineGroups(n, a, threads, [&](int64_t first, int64_t step, int64_t lines) {
-      // The group's lines gathered side by side (lines[i * lines + j] is
-      // position i of line j): along y and z, neighbouring lines are
-      // neighbouring voxels, so each gather reads whole cache lines.
+    forLineGroups(n, a, threads, [&](const LineGroup& group) {
+      // The group's distances (and features) gathered (LineGroup); each
+      // line's taken out, transformed and put back in turn.
       thread_local std::vector<int64_t> g, h, source, ss, tt, gathered;
-      thread_local std::vector<int32_t> from[3];
+      thread_local std::vector<int32_t> from[3], fOut[3];
+      const int64_t len = group.len, lines = group.lines;
       const size_t l = static_cast<size_t>(len);
-      gathered.resize(l * static_cast<size_t>(lines));
-      for (int64_t i = 0; i < len; ++i)
-        for (int64_t j = 0; j < lines; ++j)
-          gathered[static_cast<size_t>(i * lines + j)] = d[static_cast<size_t>(first + j + i * step)];
+      group.gather(d, gathered);
+      if (withIndices)
+        for (int b = 0; b < 3; ++b)
+        {
+          group.gather(feature[b], from[b]);
+          fOut[b].resize(group.size());
+        }
       g.resize(l);
       h.resize(l);
       source.resize(l);
       ss.resize(l);
       tt.resize(l);
-      if (withIndices)
-        for (int b = 0; b < 3; ++b)
-          from[b].resize(l);
       for (int64_t j = 0; j < lines; ++j)
       {
-        const int64_t origin = first + j;
         for (int64_t i = 0; i < len; ++i)
-        {
           g[static_cast<size_t>(i)] = gathered[static_cast<size_t>(i * lines + j)];
-          if (withIndices)
-            for (int b = 0; b < 3; ++b)
-              from[b][static_cast<size_t>(i)] = feature[b][static_cast<size_t>(origin + i * step)];
-        }
         if (taxicab)
           taxicabLine(g.data(), len, h.data(), source.data());
         else
           chessboardLine(g.data(), len, h.data(), source.data(), ss.data(), tt.data());
         for (int64_t i = 0; i < len; ++i)
         {
-          gathered[static_cast<size_t>(i * lines + j)] = std::min(h[static_cast<size_t>(i)], kFar);
+          const size_t k = static_cast<size_t>(i * lines + j);
+          gathered[k] = std::min(h[static_cast<size_t>(i)], kFar);
           if (withIndices)
             for (int b = 0; b < 3; ++b)
-              feature[b][static_cast<size_t>(origin + i * step)] =
-                from[b][static_cast<size_t>(source[static_cast<size_t>(i)])];
+              fOut[b][k] = from[b][static_cast<size_t>(source[static_cast<size_t>(i)] * lines + j)];
         }
       }
-      for (int64_t i = 0; i < len; ++i)
-        for (int64_t j = 0; j < lines; ++j)
-          d[static_cast<size_t>(first + j + i * step)] = gathered[static_cast<size_t>(i * lines + j)];
+      group.scatter(gathered, d);
+      if (withIndices)
+        for (int b = 0; b < 3; ++b)
+          group.scatter(fOut[b], feature[b]);
     });
   }
   for (size_t k = 0; k < count; ++k)
