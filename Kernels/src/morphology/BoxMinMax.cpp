@@ -88,16 +88,11 @@ void passRows(const T* in, const int64_t dims[3], int axis, int64_t lo, int64_t 
           return constant.data();
         return in + nx * (axis == 1 ? (q + ny * z) : (y + ny * q));
       };
-      T* __restrict to = out + r * nx;
+      T* to = out + r * nx;
       std::copy(rowOf(0), rowOf(0) + nx, to);
       for (int64_t d = 1; d <= span; ++d)
       {
-        const T* __restrict from = rowOf(d);
-        // Branch-free, so that the compiler vectorises it (for floats this
-        // is the SIMD minimum's own rule: the second operand unless the
-        // first is strictly smaller).
-        for (int64_t x = 0; x < nx; ++x)
-          to[x] = (Minimum ? (from[x] < to[x]) : (from[x] > to[x])) ? from[x] : to[x];
+        keepBetterRow<T, Minimum>(rowOf(d), to, nx);
       }
     }
   });

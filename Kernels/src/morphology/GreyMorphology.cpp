@@ -29,15 +29,6 @@ using morphology::checkImage;
 
 using morphology::threadsOf;
 
-// out[x] = the better of out[x] and from[x], the first kept on equality:
-// branch-free, so that the compiler vectorises it.
-template <typename T, bool Minimum>
-void keepBetterRow(const T* __restrict from, T* __restrict out, int64_t n)
-{
-  for (int64_t x = 0; x < n; ++x)
-    out[x] = (Minimum ? (from[x] < out[x]) : (from[x] > out[x])) ? from[x] : out[x];
-}
-
 // Per axis, where each position from the element's lowest reach to past
 // its highest reads from (extendIndex, -1 for the constant): a lookup per
 // element instead of the mode's arithmetic at the voxels near the border.
@@ -103,8 +94,7 @@ void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const Gr
     grid.strides[a] = g.strides[a];
   }
   grid.mode = static_cast<int>(o.mode);
-  constexpr bool exactInDouble = sizeof(T) < 8 || std::is_floating_point<T>::value;
-  const bool byRows = exactInDouble && e.flat && g.strides[0] == 1;
+  const bool byRows = morphology::comparesAsDouble<T>() && e.flat && g.strides[0] == 1;
   const int64_t nx = g.dims[0], ny = g.dims[1], nz = g.dims[2];
   // The x range whose neighbourhood is inside the row.
   const int64_t x0 = std::max<int64_t>(0, -e.reach[0][0]), x1 = std::min<int64_t>(nx, nx - e.reach[0][1]);
@@ -126,9 +116,9 @@ void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const Gr
           for (size_t k = 1; k < flat.direct.size(); ++k)
           {
             if (minimum)
-              keepBetterRow<T, true>(at + flat.direct[k] + x, row + x, x1 - x);
+              morphology::keepBetterRow<T, true>(at + flat.direct[k] + x, row + x, x1 - x);
             else
-              keepBetterRow<T, false>(at + flat.direct[k] + x, row + x, x1 - x);
+              morphology::keepBetterRow<T, false>(at + flat.direct[k] + x, row + x, x1 - x);
           }
           x = x1 - 1;
         }
@@ -147,6 +137,13 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   const StructuringElement e = morphology::greyElement(s, minimum);
   const ElementOffsets offsets = morphology::greyOffsets(e);
   GreyImage out(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
+  const bool box = morphology::isSeparableBox(e);
+  // Whether a floating-point image has a NaN under a flat box: then
+  // scipy's separable passes, whose NaN behaviour the direct minimum does
+  // not share (SeparableMinMax.h), on the CPU whatever the device, so that
+  // every device gives scipy's answer. The GPU reports it (it looks while
+  // it loads); otherwise the CPU looks, in place.
+  bool nanUnderBox = false;
 #ifdef TOPOVOX_WITH_CUDA
   if (resolveDevice(o.device, nullptr) == Device::GPU)
   {
@@ -154,7 +151,7 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
     {
       if (morphology::greyGPU(image, e, offsets, minimum, o, out.data(), MemorySpace::Host))
         return out;
-      // A NaN under a flat box: scipy's separable passes, below.
+      nanUnderBox = true;
     }
     catch (const std::runtime_error&)
     {
@@ -162,21 +159,16 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
     }
   }
 #endif
-  // A flat box over a floating-point image with NaN: scipy's separable
-  // passes, whose NaN behaviour the direct minimum does not share
-  // (SeparableMinMax.h); on the CPU whatever the device, so that every
-  // device gives scipy's answer.
-  if (scalarTypeIsFloating(image.type) && morphology::isSeparableBox(e))
+  if (box && scalarTypeIsFloating(image.type))
   {
     bool done = false;
     dispatchScalarType(image.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_floating_point<T>::value)
       {
-        // Look for NaN in place; the image is copied only when there is one.
-        bool anyNaN = false;
-        forEachValue<T>(image, [&](int64_t, T v) { anyNaN = anyNaN || std::isnan(v); });
-        if (anyNaN)
+        if (!nanUnderBox)
+          forEachValue<T>(image, [&](int64_t, T v) { nanUnderBox = nanUnderBox || std::isnan(v); });
+        if (nanUnderBox)
         {
           std::vector<T> values = packedValues<T>(image);
           morphology::separableMinOrMax(values, image.dims, e, minimum, o);
@@ -190,11 +182,10 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   }
   // A flat box (no NaN here) axis by axis, where the type compares as
   // double would (BoxMinMax.h); other elements voxel by voxel.
-  const bool box = morphology::isSeparableBox(e);
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* typed = reinterpret_cast<T*>(out.data());
-    if constexpr (sizeof(T) < 8 || std::is_floating_point<T>::value)
+    if constexpr (morphology::comparesAsDouble<T>())
       if (box)
       {
         morphology::boxMinOrMax<T>(image, offsets, minimum, o, typed);
