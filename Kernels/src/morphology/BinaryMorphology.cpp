@@ -144,11 +144,8 @@ BinaryImage binaryHitOrMiss(
   // s1 fits the foreground: an erosion; s2 fits the background: an erosion
   // of the complement, which is one pass with `invert` and the element as
   // given (not reflected), border false.
-  BinaryStage miss2;
-  miss2.element = morphology::offsetsOf(s2);
-  miss2.invert = true;
-  const BinaryImage fit = runStages(image, stagesOf(BinaryOperator::Erosion, s1), o);
-  const BinaryImage miss = runStages(image, { miss2 }, o);
+  const BinaryImage fit = runStages(image, { morphology::stage(s1, false) }, o);
+  const BinaryImage miss = runStages(image, { morphology::stage(s2, true) }, o);
   BinaryImage out(fit.size());
   for (size_t k = 0; k < out.size(); ++k)
     out[k] = fit[k] && !miss[k] ? 1 : 0;

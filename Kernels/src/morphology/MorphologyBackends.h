@@ -30,14 +30,15 @@ enum class BinaryOperator
   Opening, // erosion, then dilation
   Closing  // dilation, then erosion
 };
+inline BinaryStage stage(const StructuringElement& e, bool invert)
+{
+  BinaryStage st;
+  st.element = offsetsOf(e);
+  st.invert = invert;
+  return st;
+}
 inline std::vector<BinaryStage> stagesOf(BinaryOperator op, const StructuringElement& s)
 {
-  auto stage = [](const StructuringElement& e, bool invert) {
-    BinaryStage st;
-    st.element = offsetsOf(e);
-    st.invert = invert;
-    return st;
-  };
   switch (op)
   {
     case BinaryOperator::Erosion: return { stage(s, false) };
