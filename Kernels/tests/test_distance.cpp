@@ -46,6 +46,21 @@ std::vector<uint8_t> randomImage(std::mt19937_64& rng, size_t count, int backgro
   return f;
 }
 
+// Background dense on even planes z and sparse on odd ones, so that along y
+// and z some lines have every voxel near a background voxel (done by windows,
+// EdtLine.h) and others not (done by the lower envelope).
+std::vector<uint8_t> bandedImage(std::mt19937_64& rng, const std::vector<int64_t>& n)
+{
+  std::vector<uint8_t> f(static_cast<size_t>(n[0] * n[1] * n[2]));
+  for (size_t k = 0; k < f.size(); ++k)
+  {
+    const int64_t z = static_cast<int64_t>(k) / (n[0] * n[1]);
+    f[k] = static_cast<int>(rng() % 1000) < (z % 2 == 0 ? 300 : 8) ? 0 : 1;
+  }
+  f[0] = 0;
+  return f;
+}
+
 bool sameTransform(const DistanceTransform& a, const DistanceTransform& b)
 {
   bool same = a.distances == b.distances;
@@ -98,17 +113,22 @@ int main(int argc, char** argv)
   std::mt19937_64 rng(5);
   const double samplings[][3] = { { 1, 1, 1 }, { 1, 2, 0.5 }, { 0.25, 1, 4 } };
   std::vector<std::vector<int64_t>> shapes = { { 1, 1, 1 }, { 57, 1, 1 }, { 1, 31, 1 }, { 23, 17, 1 },
-    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 } };
+    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 }, { 3, 100, 12 }, { 2, 12, 100 } };
   if (gpu)
+  {
     shapes.push_back({ 96, 80, 70 }); // many lines per thread block, some long
+    shapes.push_back({ 3, 1900, 2 }); // envelopes too long for shared memory
+  }
+  // perMille -1: bandedImage, lines of windows and lines of envelopes side by
+  // side (lines longer than twice the window radius: 100 samples).
   for (const auto& n : shapes)
-    for (int perMille : { 0, 3, 100, 600 })
+    for (int perMille : { 0, 3, 100, 600, -1 })
     {
       const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
-      const std::vector<uint8_t> image = randomImage(rng, count, perMille);
+      const std::vector<uint8_t> image = perMille < 0 ? bandedImage(rng, n) : randomImage(rng, count, perMille);
       const GridView g = GridView::contiguous(image.data(), ScalarType::UInt8, n[0], n[1], n[2]);
       const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
-        " background " + std::to_string(perMille) + "/1000";
+        (perMille < 0 ? std::string(" banded background") : " background " + std::to_string(perMille) + "/1000");
       for (const auto& s : samplings)
       {
         const std::string what = shape + " sampling " + std::to_string(s[0]) + "," + std::to_string(s[1]) + "," +

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -62,8 +63,10 @@ inline dim3 rowGrid(int64_t columns, int64_t ny, int64_t nz, int perBlock)
 }
 
 // The default memory pool of the current device, told once to keep up to
-// 1 GiB idle between calls (as cupy's and torch's allocators keep theirs)
-// instead of returning it at every synchronisation.
+// an eighth of the device's memory (at least 1 GiB) idle between calls, as
+// cupy's and torch's allocators keep theirs, instead of returning it at
+// every synchronisation: mapping the 2 GB of scratch of a 512^3 distance
+// transform again at every call costs more than its kernels.
 inline void keepPoolWarm()
 {
   static std::mutex lock;
@@ -75,7 +78,9 @@ inline void keepPoolWarm()
     return;
   cudaMemPool_t pool;
   check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
-  uint64_t keep = uint64_t(1) << 30;
+  size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  uint64_t keep = std::max<uint64_t>(uint64_t(1) << 30, total / 8);
   check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
 }
 

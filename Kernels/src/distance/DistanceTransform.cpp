@@ -252,23 +252,27 @@ DistanceTransform distanceTransformEdt(
       std::fill(feature[a].begin(), feature[a].end(), a == first ? -1 : 0);
   }
   else
-    for (int a = 0, firstAxis = -1; a < 3; ++a)
+    for (int a = 0; a < 3; ++a)
     {
+      // Along x the values are still 0 or infinity: the nearest background
+      // voxel of the line. Along y and z, each line by windows or by the
+      // lower envelope (EdtLine.h), as the GPU chooses.
       if (n[a] == 1)
         continue;
-      if (firstAxis < 0)
-        firstAxis = a; // the values are still 0 or infinity
-      const double s2 = sampling[a] * sampling[a];
+      const double s2 = sampling[a] * sampling[a], limit = distance::windowLimit(s2);
+      const distance::WindowSteps steps = distance::windowSteps(s2);
       forLineGroups(n, a, threads, [&](const LineGroup& group) {
         // Values and features of the group's lines gathered (LineGroup);
         // copied, because the envelope reads positions the output has
         // already overwritten, and into the output first, for the positions
         // a line leaves as they are.
-        thread_local std::vector<double> f, gOut, z;
+        thread_local std::vector<double> f, gOut, z, l, gv;
         thread_local std::vector<int32_t> from[3], fOut[3], v;
         const int64_t len = group.len, lines = group.lines;
         v.resize(static_cast<size_t>(len));
         z.resize(static_cast<size_t>(len));
+        l.resize(static_cast<size_t>(len));
+        gv.resize(static_cast<size_t>(len));
         group.gather(g, f);
         gOut = f;
         for (int b = 0; b < 3; ++b)
@@ -300,10 +304,25 @@ DistanceTransform distanceTransformEdt(
           const In in{ f.data() + j, lines };
           Out out{ gOut.data() + j, { fOut[0].data() + j, fOut[1].data() + j, fOut[2].data() + j },
             { from[0].data() + j, from[1].data() + j, from[2].data() + j }, lines };
-          if (a == firstAxis)
+          if (a == 0)
+          {
             distance::firstAxisLine(len, s2, [&](int64_t q) { return in.g(q) == 0.0; }, out, { v.data(), 1 });
-          else
-            distance::edtLine(len, s2, in, out, { v.data(), 1 }, { z.data(), 1 });
+            continue;
+          }
+          bool narrow = true;
+          for (int64_t q = 0; q < len && narrow; ++q)
+            narrow = in.g(q) < limit;
+          if (!narrow)
+          {
+            distance::edtLine(len, s2, in, out, { { v.data(), 1 }, { z.data(), 1 }, { l.data(), 1 }, { gv.data(), 1 } });
+            continue;
+          }
+          for (int64_t p = 0; p < len; ++p)
+          {
+            double gp;
+            const int64_t q = distance::nearestInWindow(p, in.g(p), len, steps, in, true, distance::OwnVote(), &gp);
+            out.take(p, q, gp);
+          }
         }
         group.scatter(gOut, g);
         for (int b = 0; b < 3; ++b)

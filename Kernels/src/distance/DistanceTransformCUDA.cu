@@ -1,12 +1,20 @@
 // DistanceTransformCUDA.cu - the exact Euclidean distance transform on the
-// GPU: one thread per line of voxels runs EdtLine.h, the CPU threads' own
-// line code, axis after axis between two device buffers (the envelope reads
-// positions a line's output has already overwritten on the CPU, which copies
-// the line first; here the other buffer is the copy). The lines' scratch is
-// interleaved so that neighbouring threads touch neighbouring words. The
-// first axis only looks for the nearest background voxel (EdtLine.h): along
-// x, where one thread per line would read memory far apart, one thread block
-// per line does it with two block-wide scans.
+// GPU, axis by axis as on the CPU (EdtLine.h), but carrying one int32 per
+// voxel and axis instead of the CPU's squared distance and three features:
+//  * along x, one thread block per row finds each voxel's nearest background
+//    voxel on the row with two block-wide scans: fx;
+//  * along y, the row fy whose x feature is nearest; the squared distance so
+//    far, g2, is kept for the next axis (g1 is recomputed from fx);
+//  * along z, the plane fz;
+//  * the nearest background voxel of (x, y, z) is then (fx at (x, fy, fz),
+//    fy at (x, y, fz), fz), from which the distance is computed as scipy
+//    computes it.
+// Along y and z a thread handles one voxel: neighbouring threads hold
+// neighbouring x and try the same positions of their lines at once
+// (nearestInWindow, coalesced). A line with a voxel farther than
+// kWindowRadius from every background candidate is flagged instead and
+// redone afterwards by the lower envelope (edtLine), one thread per line:
+// the CPU chooses line by line in the same way, so both give the same bits.
 #include "topovox/DistanceTransformOnDevice.h"
 
 #include "DistanceBackends.h"
@@ -15,13 +23,11 @@
 #include "../common/CudaUtil.cuh"
 #include "../common/ScalarDispatch.h"
 
-#include <cub/block/block_scan.cuh>
-
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 namespace topovox
 {
@@ -33,209 +39,337 @@ using cuda::check;
 using cuda::PooledArray;
 constexpr int kThreads = 128;
 
-struct Features
+// Background predicates for the x pass: voxel (x, y, z) is background.
+struct ZeroByte
 {
-  int32_t* axis[3];
+  const uint8_t* foreground;
+  int64_t nx, ny;
+  __device__ bool operator()(int64_t x, int64_t y, int64_t z) const { return !foreground[x + nx * (y + ny * z)]; }
 };
 
-unsigned blocksFor(int64_t n)
+template <typename T>
+struct ZeroValue
 {
-  return cuda::blocksFor(n, kThreads, int64_t(1) << 30);
-}
+  const T* data;
+  int64_t sx, sy, sz;
+  __device__ bool operator()(int64_t x, int64_t y, int64_t z) const { return data[x * sx + y * sy + z * sz] == T(0); }
+};
 
-__global__ void startKernel(const uint8_t* __restrict__ fg, int64_t nx, int64_t ny, int64_t n, double* g, Features f)
+// Along x: one warp per row, 32 voxels at a time (a ballot of the chunk's
+// background voxels): left to right the nearest background voxel at or
+// before each voxel (into fx), right to left the one at or after, and the
+// nearer of the two (nearestOf: ties to the left); -1 on a row without
+// background. *anyBackground set (once per warp) when a row has one.
+constexpr unsigned kAll = 0xffffffffu;
+template <typename Background>
+__global__ void xPassKernel(Background background, int64_t nx, int64_t ny, int64_t rows, int32_t* fx, int* anyBackground)
 {
-  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = (int64_t(gridDim.x) * blockDim.x) >> 5;
+  bool seen = false;
+  for (int64_t row = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5; row < rows; row += warps)
   {
-    g[k] = fg[k] ? INFINITY : 0.0;
-    f.axis[0][k] = static_cast<int32_t>(k % nx);
-    f.axis[1][k] = static_cast<int32_t>((k / nx) % ny);
-    f.axis[2][k] = static_cast<int32_t>(k / (nx * ny));
-  }
-}
-
-struct DeviceIn
-{
-  const double* values;
-  int64_t first, step;
-  __device__ double g(int64_t q) const { return values[first + q * step]; }
-};
-
-struct DeviceOut
-{
-  double* g;
-  Features to;
-  Features from;
-  int64_t first, step;
-  __device__ void take(int64_t p, int64_t q, double gp)
-  {
-    const int64_t at = first + p * step, src = first + q * step;
-    g[at] = gp;
-    for (int b = 0; b < 3; ++b)
-      to.axis[b][at] = from.axis[b][src];
-  }
-};
-
-struct MaxOf
-{
-  __device__ int operator()(int a, int b) const { return a > b ? a : b; }
-};
-struct MinOf
-{
-  __device__ int operator()(int a, int b) const { return a < b ? a : b; }
-};
-
-// The first axis along x: line `line` (y + ny z) in tiles of kScanThreads,
-// left to right for the nearest background at or before each voxel (kept in
-// the x features meanwhile), then right to left for the one at or after.
-constexpr int kScanThreads = 256;
-__global__ void firstAxisXKernel(const uint8_t* __restrict__ fg, int64_t nx, int64_t ny, int64_t lines, double s2,
-  double* g, Features f)
-{
-  using Scan = cub::BlockScan<int, kScanThreads>;
-  __shared__ typename Scan::TempStorage scratch;
-  for (int64_t line = blockIdx.x; line < lines; line += gridDim.x)
-  {
-    const int64_t base = line * nx;
-    const int32_t y = static_cast<int32_t>(line % ny), z = static_cast<int32_t>(line / ny);
-    int carry = -1;
-    for (int64_t t0 = 0; t0 < nx; t0 += kScanThreads)
+    // Positions within a row in int: the row's x features are int32.
+    const int64_t y = row % ny, z = row / ny;
+    int32_t* to = fx + row * nx;
+    const int n = static_cast<int>(nx);
+    int last = -1;
+    for (int c = 0; c < n; c += 32)
     {
-      const int64_t p = t0 + threadIdx.x;
-      int key = p < nx && !fg[base + p] ? static_cast<int>(p) : -1, tile;
-      Scan(scratch).InclusiveScan(key, key, MaxOf(), tile);
-      if (p < nx)
-        f.axis[0][base + p] = key > carry ? key : carry;
-      carry = tile > carry ? tile : carry;
-      __syncthreads(); // the scan's storage is reused
+      const int p = c + lane;
+      const unsigned bits = __ballot_sync(kAll, p < n && background(p, y, z));
+      const unsigned upTo = bits & (lane == 31 ? kAll : (2u << lane) - 1);
+      if (p < n)
+        to[p] = upTo ? c + 31 - __clz(upTo) : last;
+      if (bits)
+        last = c + 31 - __clz(bits);
     }
-    carry = INT_MAX;
-    for (int64_t t1 = nx; t1 > 0; t1 -= kScanThreads)
+    seen = seen || last >= 0;
+    int next = -1;
+    for (int c = (n - 1) / 32 * 32; c >= 0; c -= 32)
     {
-      const int64_t p = t1 - 1 - threadIdx.x;
-      int key = p >= 0 && !fg[base + p] ? static_cast<int>(p) : INT_MAX, tile;
-      Scan(scratch).InclusiveScan(key, key, MinOf(), tile);
-      if (p >= 0)
+      const int p = c + lane;
+      const unsigned bits = __ballot_sync(kAll, p < n && background(p, y, z));
+      const unsigned from = bits & (kAll << lane);
+      const int right = from ? c + __ffs(from) - 1 : next;
+      if (p < n)
+        to[p] = static_cast<int32_t>(nearestOf(p, to[p], right));
+      if (bits)
+        next = c + __ffs(bits) - 1;
+    }
+  }
+  if (__any_sync(kAll, seen) && lane == 0)
+    *anyBackground = 1;
+}
+
+// The squared distances so far, voxel k on the line of x coordinate x:
+// after the x pass recomputed from fx as the CPU computes them, after the y
+// pass stored.
+struct FromX
+{
+  const int32_t* fx;
+  double s2;
+  __device__ double operator()(int64_t k, int64_t x) const
+  {
+    const int32_t f = fx[k];
+    return f < 0 ? INFINITY : firstAxisG(s2, x, f);
+  }
+};
+struct Stored
+{
+  const double* g;
+  __device__ double operator()(int64_t k, int64_t) const { return g[k]; }
+};
+
+// The lines along y (or z) of one pass: line (x, other) starts at voxel
+// x + other * otherStride, its positions `step` apart.
+struct Pass
+{
+  int64_t nx, len, others, step, otherStride;
+  double s2;
+};
+
+// A line of the pass: position q is voxel first + q * step.
+template <typename Values>
+struct PassIn
+{
+  Values values;
+  int64_t first, step, x;
+  __device__ double g(int64_t q) const { return values(first + q * step, x); }
+};
+
+// Where a pass puts its answers (take(p, q, g): position p's nearest is
+// position q of the line, at squared distance g). Not the last pass: q
+// itself, and g for the next pass when it needs it.
+struct FeatureOut
+{
+  int32_t* feature;
+  double* g; // null when no later pass reads it
+  int64_t first, step, x, other; // the line, set per line
+  __device__ void take(int64_t p, int64_t q, double gp) const
+  {
+    const int64_t at = first + p * step;
+    feature[at] = static_cast<int32_t>(q);
+    if (g)
+      g[at] = gp;
+  }
+};
+
+// The last pass (along z, or along y for an image of one plane): the
+// nearest background voxel, followed back through the earlier passes'
+// features, its distance as scipy computes it and, when asked, its
+// coordinates (n x, then n y, then n z).
+struct ResultOut
+{
+  const int32_t* fx;
+  const int32_t* fy; // null: no pass along y before this one
+  int64_t nx, ny, n;
+  double sampling[3];
+  double* distances;
+  int32_t* indices;
+  bool alongZ;
+  int64_t first, step, x, other;
+  __device__ void take(int64_t p, int64_t q, double) const
+  {
+    int64_t c[3];
+    int32_t f[3];
+    if (alongZ)
+    {
+      c[0] = x, c[1] = other, c[2] = p;
+      f[2] = static_cast<int32_t>(q);
+      f[1] = fy ? fy[x + nx * (other + ny * q)] : 0;
+    }
+    else
+    {
+      c[0] = x, c[1] = p, c[2] = other;
+      f[1] = static_cast<int32_t>(q);
+      f[2] = static_cast<int32_t>(other);
+    }
+    f[0] = fx[x + nx * (f[1] + ny * f[2])];
+    const int64_t k = first + p * step;
+    distances[k] = edtDistance(f, c, sampling);
+    if (indices)
+      for (int a = 0; a < 3; ++a)
+        indices[a * n + k] = f[a];
+  }
+};
+
+struct WarpVote
+{
+  __device__ bool operator()(bool b) const { return __any_sync(kAll, b) != 0; }
+};
+
+// One voxel a thread: x from threadIdx.x, the position along the line from
+// y, the line's other coordinate from z. A warp's 32 threads share their
+// position and read the same window at once. A voxel past windowLimit puts
+// its line (x + nx * other) on the list of wide lines instead, once
+// (wide[line] set), for the envelope kernel.
+template <typename Values, typename Out>
+__global__ void windowKernel(Values values, Pass pass, Out out, const __grid_constant__ WindowSteps steps, int* wide,
+  int64_t* wideLines, unsigned long long* wideCount)
+{
+  const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const bool inside = x < pass.nx;
+  const double limit = windowLimit(pass.s2);
+  for (int64_t other = blockIdx.z; other < pass.others; other += gridDim.z)
+    for (int64_t p = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; p < pass.len; p += int64_t(gridDim.y) * blockDim.y)
+    {
+      const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
+      const double gp = inside ? in.g(p) : 0.0;
+      const bool narrow = gp < limit; // false for infinity
+      double best;
+      const int64_t q = nearestInWindow(p, gp, pass.len, steps, in, inside && narrow, WarpVote(), &best);
+      if (inside && narrow)
       {
-        const int right = key < carry ? key : carry;
-        const int64_t q = nearestOf(p, f.axis[0][base + p], right == INT_MAX ? -1 : right);
-        g[base + p] = q < 0 ? INFINITY : firstAxisG(s2, p, q);
-        f.axis[0][base + p] = static_cast<int32_t>(q < 0 ? p : q);
-        f.axis[1][base + p] = y;
-        f.axis[2][base + p] = z;
+        Out o = out;
+        o.first = in.first, o.step = pass.step, o.x = x, o.other = other;
+        o.take(p, q, best);
       }
-      carry = tile < carry ? tile : carry;
-      __syncthreads();
+      else if (inside)
+      {
+        const int64_t line = x + pass.nx * other;
+        if (atomicExch(wide + line, 1) == 0)
+          wideLines[atomicAdd(wideCount, 1ull)] = line;
+      }
     }
-  }
 }
 
-// The first axis along y or z: one thread per line (neighbouring threads,
-// neighbouring x).
-__global__ void firstAxisKernel(const uint8_t* __restrict__ fg, Features fIn, double* gOut, Features fOut, int32_t* v,
-  int64_t nx, int64_t ny, int64_t nz, int a, double s2)
+// The wide lines by the lower envelope, one thread a line, `slots` threads
+// in all. The stack of a thread (EdtLine.h) lies in shared memory when
+// `shared` (interleaved by thread of the block: each step of the envelope
+// waits on the last, so their latency is its time), else in `global`
+// (interleaved by slot).
+template <typename Values, typename Out>
+__global__ void envelopeKernel(Values values, Pass pass, Out out, const int64_t* wideLines, int64_t count, int64_t slots,
+  bool shared, char* global)
 {
-  const int64_t dims[3] = { nx, ny, nz };
-  const int64_t stride[3] = { 1, nx, nx * ny };
-  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
-  const int64_t lines = dims[b] * dims[c];
-  for (int64_t l = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; l < lines; l += int64_t(gridDim.x) * blockDim.x)
+  extern __shared__ double stackMemory[];
+  const int64_t slot = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (slot >= slots)
+    return;
+  const int64_t stride = shared ? blockDim.x : slots, at = shared ? threadIdx.x : slot;
+  double* doubles = shared ? stackMemory : reinterpret_cast<double*>(global);
+  const int64_t entries = stride * pass.len;
+  const EnvelopeScratch stack{ { reinterpret_cast<int32_t*>(doubles + 3 * entries) + at, stride },
+    { doubles + at, stride }, { doubles + entries + at, stride }, { doubles + 2 * entries + at, stride } };
+  for (int64_t i = slot; i < count; i += slots)
   {
-    const int64_t first = (l % dims[b]) * stride[b] + (l / dims[b]) * stride[c];
-    DeviceOut out{ gOut, fOut, fIn, first, stride[a] };
-    const auto background = [&](int64_t q) { return !fg[first + q * stride[a]]; };
-    firstAxisLine(dims[a], s2, background, out, Strided<int32_t>{ v + l, lines });
+    const int64_t l = wideLines[i], x = l % pass.nx, other = l / pass.nx;
+    const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
+    Out o = out;
+    o.first = in.first, o.step = pass.step, o.x = x, o.other = other;
+    if (!edtLine(pass.len, pass.s2, in, o, stack))
+      for (int64_t p = 0; p < pass.len; ++p)
+        o.take(p, p, in.g(p)); // nothing reached yet: carried over
   }
 }
 
-// Lines along axis a (dims and strides x first); line l starts at the voxel
-// whose other two coordinates are (l % n[b], l / n[b]).
-__global__ void lineKernel(const double* __restrict__ gIn, Features fIn, double* gOut, Features fOut, int32_t* v,
-  double* z, int64_t nx, int64_t ny, int64_t nz, int a, double s2)
+// Runs one pass along y or z into `out`: windows, then the envelopes of the
+// wide lines, if any.
+template <typename Values, typename Out>
+void runPass(Values values, const Pass& pass, const Out& out)
 {
-  const int64_t dims[3] = { nx, ny, nz };
-  const int64_t stride[3] = { 1, nx, nx * ny };
-  const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
-  const int64_t lines = dims[b] * dims[c];
-  for (int64_t l = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; l < lines; l += int64_t(gridDim.x) * blockDim.x)
+  const int64_t lines = pass.nx * pass.others;
+  PooledArray<int> wide(static_cast<size_t>(lines), true);
+  PooledArray<int64_t> wideLines(static_cast<size_t>(lines));
+  PooledArray<unsigned long long> wideCount(1, true);
+  const dim3 block(32, 4);
+  const dim3 grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>((pass.len + 3) / 4, 65535)),
+    static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));
+  windowKernel<<<grid, block>>>(values, pass, out, windowSteps(pass.s2), wide.ptr, wideLines.ptr, wideCount.ptr);
+  check(cudaGetLastError(), "distance transform windows");
+  unsigned long long wideTotal = 0;
+  check(cudaMemcpy(&wideTotal, wideCount.ptr, sizeof wideTotal, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (!wideTotal)
+    return;
+  const int64_t count = static_cast<int64_t>(wideTotal);
+  const int64_t perLine = pass.len * int64_t(3 * sizeof(double) + sizeof(int32_t));
+  // Shared memory: as many lines a block as 48 KiB hold, up to a warp.
+  const int64_t perBlock = std::min<int64_t>(32, (int64_t(48) << 10) / perLine);
+  // Shared memory while the wide lines are few enough to run at once that
+  // way (each block holds only a few threads); many more run faster from
+  // global memory, with enough threads to hide its latency.
+  const int64_t perMultiprocessor = (int64_t(200) << 10) / perLine;
+  if (perBlock > 0 && count <= int64_t(cuda::multiprocessorCount()) * perMultiprocessor)
   {
-    const int64_t first = (l % dims[b]) * stride[b] + (l / dims[b]) * stride[c];
-    const DeviceIn in{ gIn, first, stride[a] };
-    DeviceOut out{ gOut, fOut, fIn, first, stride[a] };
-    if (!edtLine(dims[a], s2, in, out, Strided<int32_t>{ v + l, lines }, Strided<double>{ z + l, lines }))
-      for (int64_t p = 0; p < dims[a]; ++p)
-        out.take(p, p, in.g(p)); // nothing reached yet: carried over
+    envelopeKernel<<<static_cast<unsigned>((count + perBlock - 1) / perBlock),
+      static_cast<unsigned>(perBlock), static_cast<size_t>(perBlock * perLine)>>>(
+      values, pass, out, wideLines.ptr, count, count, true, nullptr);
+    check(cudaGetLastError(), "distance transform envelopes");
+    return;
   }
+  // Long lines: the stacks in global memory, up to 1 GiB of them at a time.
+  const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(count, (int64_t(1) << 30) / perLine));
+  PooledArray<char> stacks(static_cast<size_t>(slots * perLine));
+  envelopeKernel<<<cuda::blocksFor(slots, kThreads), kThreads>>>(
+    values, pass, out, wideLines.ptr, count, slots, false, stacks.ptr);
+  check(cudaGetLastError(), "distance transform envelopes");
 }
 
-__global__ void distanceKernel(Features f, int64_t nx, int64_t ny, int64_t n, double sx, double sy, double sz, double* d)
+// The result of an image of one row (or column of rows of one voxel): the
+// x pass's features only.
+__global__ void xResultKernel(const int32_t* __restrict__ fx, int64_t nx, int64_t n, double sx, double sy, double sz,
+  double* distances, int32_t* indices)
 {
   const double sampling[3] = { sx, sy, sz };
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
   {
-    const int64_t c[3] = { k % nx, (k / nx) % ny, k / (nx * ny) };
-    const int32_t near[3] = { f.axis[0][k], f.axis[1][k], f.axis[2][k] };
-    d[k] = edtDistance(near, c, sampling);
+    const int64_t c[3] = { k % nx, k / nx, 0 };
+    const int32_t f[3] = { fx[k], static_cast<int32_t>(c[1]), 0 };
+    distances[k] = edtDistance(f, c, sampling);
+    if (indices)
+      for (int a = 0; a < 3; ++a)
+        indices[a * n + k] = f[a];
   }
 }
 } // namespace
 
-// The transform of a foreground already on the device (at least one
-// background voxel) into device buffers: `distances` (n doubles) and, when
-// not null, `indices` (the nearest background voxel: n x, then n y, then n z).
-void edtOnDevice(const uint8_t* foreground, const int64_t dims[3], const double sampling[3], double* distances,
+// The transform of the image whose background `background` tells, into
+// device buffers; false, with nothing written, when it has no background.
+template <typename Background>
+bool edtOnDevice(Background background, const int64_t dims[3], const double sampling[3], double* distances,
   int32_t* indices)
 {
-  const int64_t n = dims[0] * dims[1] * dims[2];
+  const int64_t nx = dims[0], ny = dims[1], nz = dims[2], n = nx * ny * nz;
+  if (std::max(nx, std::max(ny, nz)) > INT_MAX)
+    throw std::runtime_error("the GPU distance transform takes images of up to 2^31 - 1 voxels a side");
   const size_t count = static_cast<size_t>(n);
-  PooledArray<double> g0(count), g1(count);
-  PooledArray<int32_t> f0(3 * count), f1(3 * count), v(count);
-  PooledArray<double> z(count);
-  Features in{ { f0.ptr, f0.ptr + count, f0.ptr + 2 * count } };
-  Features to{ { f1.ptr, f1.ptr + count, f1.ptr + 2 * count } };
-  double *gIn = g0.ptr, *gTo = g1.ptr;
-  int a = 0;
-  if (dims[0] > 1)
+  PooledArray<int32_t> fx(count), fy(ny > 1 && nz > 1 ? count : 0);
+  PooledArray<double> g2(ny > 1 && nz > 1 ? count : 0);
+  PooledArray<int> anyBackground(1, true);
+  const int64_t rows = ny * nz;
+  const int64_t xBlocks = std::min<int64_t>((rows + 7) / 8, int64_t(cuda::multiprocessorCount()) * 16);
+  xPassKernel<<<static_cast<unsigned>(xBlocks), 256>>>(background, nx, ny, rows, fx.ptr, anyBackground.ptr);
+  check(cudaGetLastError(), "distance transform along x");
+  int any = 0;
+  check(cudaMemcpy(&any, anyBackground.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (!any)
+    return false;
+  const FromX fromX{ fx.ptr, sampling[0] * sampling[0] };
+  ResultOut result{ fx.ptr, nullptr, nx, ny, n, { sampling[0], sampling[1], sampling[2] }, distances, indices, true,
+    0, 0, 0, 0 };
+  const Pass alongY{ nx, ny, nz, nx, nx * ny, sampling[1] * sampling[1] };
+  const Pass alongZ{ nx, nz, ny, nx * ny, nx, sampling[2] * sampling[2] };
+  if (nz > 1 && ny > 1)
   {
-    // Every voxel written: no start values needed.
-    const int64_t lines = dims[1] * dims[2];
-    firstAxisXKernel<<<static_cast<int>(lines < (1 << 30) ? lines : (1 << 30)), kScanThreads>>>(
-      foreground, dims[0], dims[1], lines, sampling[0] * sampling[0], gIn, in);
-    check(cudaGetLastError(), "distance transform first axis");
-    a = 1;
+    runPass(fromX, alongY, FeatureOut{ fy.ptr, g2.ptr, 0, 0, 0, 0 });
+    result.fy = fy.ptr;
+    runPass(Stored{ g2.ptr }, alongZ, result);
+  }
+  else if (nz > 1)
+    runPass(fromX, alongZ, result);
+  else if (ny > 1)
+  {
+    result.alongZ = false;
+    runPass(fromX, alongY, result);
   }
   else
   {
-    startKernel<<<blocksFor(n), kThreads>>>(foreground, dims[0], dims[1], n, gIn, in);
-    check(cudaGetLastError(), "distance transform start");
-    while (a < 2 && dims[a] == 1)
-      ++a;
-    if (dims[a] > 1)
-    {
-      firstAxisKernel<<<blocksFor(n / dims[a]), kThreads>>>(
-        foreground, in, gTo, to, v.ptr, dims[0], dims[1], dims[2], a, sampling[a] * sampling[a]);
-      check(cudaGetLastError(), "distance transform first axis");
-      std::swap(gIn, gTo);
-      std::swap(in, to);
-    }
-    ++a;
+    xResultKernel<<<cuda::blocksFor(n, kThreads, 1 << 20), kThreads>>>(
+      fx.ptr, nx, n, sampling[0], sampling[1], sampling[2], distances, indices);
+    check(cudaGetLastError(), "distance transform results");
   }
-  for (; a < 3; ++a)
-  {
-    if (dims[a] == 1)
-      continue;
-    lineKernel<<<blocksFor(n / dims[a]), kThreads>>>(
-      gIn, in, gTo, to, v.ptr, z.ptr, dims[0], dims[1], dims[2], a, sampling[a] * sampling[a]);
-    check(cudaGetLastError(), "distance transform lines");
-    std::swap(gIn, gTo);
-    std::swap(in, to);
-  }
-  distanceKernel<<<blocksFor(n), kThreads>>>(in, dims[0], dims[1], n, sampling[0], sampling[1], sampling[2], distances);
-  check(cudaGetLastError(), "distance transform distances");
-  if (indices)
-    for (int b = 0; b < 3; ++b)
-      check(cudaMemcpy(indices + b * count, in.axis[b], count * sizeof(int32_t), cudaMemcpyDeviceToDevice),
-        "cudaMemcpy");
+  return true;
 }
 
 void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], bool withIndices, DistanceTransform& out)
@@ -245,7 +379,9 @@ void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], 
   PooledArray<double> distances(count);
   PooledArray<int32_t> indices(withIndices ? 3 * count : 0);
   check(cudaMemcpy(foreground.ptr, fg, count, cudaMemcpyHostToDevice), "cudaMemcpy");
-  edtOnDevice(foreground.ptr, dims, sampling, distances.ptr, withIndices ? indices.ptr : nullptr);
+  if (!edtOnDevice(ZeroByte{ foreground.ptr, dims[0], dims[1] }, dims, sampling, distances.ptr,
+        withIndices ? indices.ptr : nullptr))
+    throw std::runtime_error("the distance transform needs a background voxel");
   out.distances.resize(count);
   check(cudaMemcpy(out.distances.data(), distances.ptr, count * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
   if (withIndices)
@@ -262,25 +398,6 @@ namespace
 {
 using cuda::check;
 using cuda::PooledArray;
-
-// Nonzero voxels (NaN included) as 1 bytes, x fastest; *background set when
-// a voxel is zero.
-template <typename T>
-__global__ void foregroundKernel(const T* __restrict__ data, int64_t nx, int64_t ny, int64_t nz, int64_t sx,
-  int64_t sy, int64_t sz, uint8_t* __restrict__ fg, int* background)
-{
-  bool any = false;
-  for (int64_t zz = blockIdx.z; zz < nz; zz += gridDim.z)
-    for (int64_t y = blockIdx.y; y < ny; y += gridDim.y)
-      for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < nx; x += int64_t(gridDim.x) * blockDim.x)
-      {
-        const bool on = data[x * sx + y * sy + zz * sz] != T(0);
-        fg[x + nx * (y + ny * zz)] = on ? 1 : 0;
-        any = any || !on;
-      }
-  if (any)
-    *background = 1;
-}
 
 // scipy's answer without background: the nearest "background" voxel is index
 // -1 on numpy's first axis and 0 on the others (DistanceTransform.h).
@@ -319,20 +436,14 @@ void distanceTransformEdtOnDevice(const GridView& image, const double sampling[3
       throw std::invalid_argument("the sampling must be positive and finite");
   const int64_t* dims = image.dims;
   const int64_t n = image.voxelCount();
-  PooledArray<uint8_t> foreground(static_cast<size_t>(n));
-  PooledArray<int> background(1, true);
+  bool any = false;
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    foregroundKernel<T><<<cuda::rowGrid(dims[0], dims[1], dims[2], distance::kThreads), distance::kThreads>>>(
-      static_cast<const T*>(image.data), dims[0], dims[1], dims[2], image.strides[0], image.strides[1],
-      image.strides[2], foreground.ptr, background.ptr);
+    const distance::ZeroValue<T> background{ static_cast<const T*>(image.data), image.strides[0], image.strides[1],
+      image.strides[2] };
+    any = distance::edtOnDevice(background, dims, sampling, distances, indices);
   });
-  check(cudaGetLastError(), "distance transform foreground");
-  int any = 0;
-  check(cudaMemcpy(&any, background.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  if (any)
-    distance::edtOnDevice(foreground.ptr, dims, sampling, distances, indices);
-  else
+  if (!any)
   {
     int first = 0;
     for (int a = 2; a > 0 && first == 0; --a)

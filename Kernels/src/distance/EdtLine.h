@@ -46,6 +46,86 @@ TV_HD double subRn(double a, double b)
 #endif
 }
 
+// Lines whose squared distances so far all lie below windowLimit(s2) have
+// every voxel's nearest background within kWindowRadius positions: they are
+// transformed voxel by voxel (nearestInWindow), which the GPU's threads do
+// side by side with coalesced loads; the other lines go through edtLine. The
+// CPU and the GPU make the same choice line by line, so they give the same
+// bits. Both ways are exact; with a sampling whose squares round, the two
+// may choose different background voxels at equal distance.
+constexpr int kWindowRadius = 64;
+
+TV_HD double squaredStep(double s2, double d)
+{
+  return mulRn(mulRn(s2, d), d);
+}
+
+TV_HD double windowLimit(double s2)
+{
+  return squaredStep(s2, static_cast<double>(kWindowRadius + 1));
+}
+
+// squaredStep(s2, d) for the steps d of a window, looked up instead of
+// multiplied (the same values: squaredStep(s2, -d) == squaredStep(s2, d)).
+struct WindowSteps
+{
+  double v[kWindowRadius + 1];
+};
+
+TV_HD WindowSteps windowSteps(double s2)
+{
+  WindowSteps t;
+  for (int d = 0; d <= kWindowRadius; ++d)
+    t.v[d] = squaredStep(s2, static_cast<double>(d));
+  return t;
+}
+
+// Position p (g(p) = gp < windowLimit) of a line: the q with the least
+// g(q) + s2 (p - q)^2, summed as edtLine sums it, the lowest q among
+// equals; *best gets that sum. The window grows outwards from p, one step d
+// at a time (p - d, then p + d), and stops when s2 d^2 alone exceeds the best
+// so far (no farther q can win or tie) or d passes kWindowRadius (past it
+// s2 d^2 exceeds g(p) itself). vote(b): whether b holds for any of the
+// threads that grow their windows in step (a warp on the GPU, whose threads
+// then read neighbouring words; b itself on the CPU); `active`: whether
+// this thread's voxel takes part.
+template <typename In, typename Vote>
+TV_HD int64_t nearestInWindow(
+  int64_t p, double gp, int64_t len, const WindowSteps& steps, const In& in, bool active, const Vote& vote, double* best)
+{
+  int64_t at = p;
+  *best = gp;
+  for (int d = 1; d <= kWindowRadius && vote(active && steps.v[d] <= *best); ++d)
+  {
+    // p - d is below every q tried so far: it takes ties; p + d above them.
+    if (active && p - d >= 0)
+    {
+      const double v = addRn(in.g(p - d), steps.v[d]);
+      if (v <= *best)
+      {
+        *best = v;
+        at = p - d;
+      }
+    }
+    if (active && p + d < len)
+    {
+      const double v = addRn(in.g(p + d), steps.v[d]);
+      if (v < *best)
+      {
+        *best = v;
+        at = p + d;
+      }
+    }
+  }
+  return at;
+}
+
+// vote() for a thread on its own.
+struct OwnVote
+{
+  TV_HD bool operator()(bool b) const { return b; }
+};
+
 // Scratch of one line: element i at ptr[i * stride] (the GPU interleaves
 // its threads' lines so that neighbouring threads touch neighbouring words).
 template <typename T>
@@ -56,47 +136,56 @@ struct Strided
   TV_HD T& operator[](int64_t i) const { return ptr[i * stride]; }
 };
 
+// The lower envelope's stack, `len` entries of each: parabola v[j] (its
+// g, and l = g + s2 v[j]^2, kept so that no step reads the line again
+// through v[j]) is the lowest from z[j] on.
+struct EnvelopeScratch
+{
+  Strided<int32_t> v;
+  Strided<double> z, l, g;
+};
+
 // Runs the line: in.g(q) is the squared distance so far at position q
 // (infinity: no background voxel reached yet); out.take(p, q, g) records
 // that position p's nearest background is the one of position q, at squared
-// distance g. v and z need `len` entries. Returns false, writing nothing,
-// when no position of the line is finite.
+// distance g. Returns false, writing nothing, when no position of the line
+// is finite.
 template <typename In, typename Out>
-TV_HD bool edtLine(int64_t len, double s2, const In& in, Out& out, Strided<int32_t> v, Strided<double> z)
+TV_HD bool edtLine(int64_t len, double s2, const In& in, Out& out, const EnvelopeScratch& stack)
 {
   const double inf = INFINITY;
-  int64_t top = -1; // the envelope is v[0..top], parabola v[j] lowest from z[j] on
+  int64_t top = -1; // the envelope is stack[0..top]
   for (int64_t q = 0; q < len; ++q)
   {
     const double fq = in.g(q);
     if (fq == inf)
       continue;
-    const double lq = addRn(fq, mulRn(mulRn(s2, static_cast<double>(q)), static_cast<double>(q)));
+    const double lq = addRn(fq, squaredStep(s2, static_cast<double>(q)));
     double s = -inf;
     while (top >= 0)
     {
-      const int64_t r = v[top];
-      const double lr = addRn(in.g(r), mulRn(mulRn(s2, static_cast<double>(r)), static_cast<double>(r)));
-      s = subRn(lq, lr) / mulRn(2.0 * s2, static_cast<double>(q - r));
-      if (s <= z[top])
+      const int64_t r = stack.v[top];
+      s = subRn(lq, stack.l[top]) / mulRn(2.0 * s2, static_cast<double>(q - r));
+      if (s <= stack.z[top])
         --top;
       else
         break;
     }
     ++top;
-    v[top] = static_cast<int32_t>(q);
-    z[top] = top == 0 ? -inf : s;
+    stack.v[top] = static_cast<int32_t>(q);
+    stack.z[top] = top == 0 ? -inf : s;
+    stack.l[top] = lq;
+    stack.g[top] = fq;
   }
   if (top < 0)
     return false;
   int64_t j = 0;
   for (int64_t p = 0; p < len; ++p)
   {
-    while (j < top && z[j + 1] < static_cast<double>(p))
+    while (j < top && stack.z[j + 1] < static_cast<double>(p))
       ++j;
-    const int64_t q = v[j];
-    const double d = static_cast<double>(p - q);
-    out.take(p, q, addRn(in.g(q), mulRn(mulRn(s2, d), d)));
+    const int64_t q = stack.v[j];
+    out.take(p, q, addRn(stack.g[j], squaredStep(s2, static_cast<double>(p - q))));
   }
   return true;
 }
@@ -117,8 +206,7 @@ TV_HD int64_t nearestOf(int64_t p, int64_t left, int64_t right)
 
 TV_HD double firstAxisG(double s2, int64_t p, int64_t q)
 {
-  const double d = static_cast<double>(p - q);
-  return mulRn(mulRn(s2, d), d);
+  return squaredStep(s2, static_cast<double>(p - q));
 }
 
 // background(p): whether position p is background. out.take as in edtLine;
