@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -182,6 +183,17 @@ public:
                    lastSize = headerInt(header.data() + 2 * HeaderSize);
     if (header.size() < (3 + blocks) * HeaderSize || blocks > (1u << 30))
       fail("a compressed data array has a truncated header");
+    // The blocks must add up to the image, and the payload must be able to
+    // hold it (deflate expands at most about 1032 times), before anything
+    // is allocated for it: a corrupt header must not ask for petabytes.
+    const uint64_t last = lastSize != 0 ? lastSize : blockSize;
+    if (blocks == 0 || blockSize == 0 || last > blockSize ||
+      (blocks - 1) > (std::numeric_limits<uint64_t>::max() - last) / blockSize ||
+      (blocks - 1) * blockSize + last != expected)
+      fail("a compressed data array's blocks hold other than the " + std::to_string(expected) +
+        " bytes the image needs");
+    if (expected / 1032 > payloadSize + blocks)
+      fail("a compressed data array is truncated");
     data.reserve(static_cast<size_t>(expected));
     size_t at = 0;
     for (uint64_t b = 0; b < blocks; ++b)
@@ -339,7 +351,10 @@ public:
     const size_t contentEnd = Xml.find("</DataArray>", array.end);
     if (format == "ascii")
     {
-      std::istringstream s(Xml.substr(array.end + 1, contentEnd == std::string::npos ? 0 : contentEnd - array.end - 1));
+      const size_t chars = contentEnd == std::string::npos ? 0 : contentEnd - array.end - 1;
+      if (chars < static_cast<size_t>(image.voxelCount())) // a character a value at the least
+        fail("array '" + name + "' has fewer ascii values than the image has voxels");
+      std::istringstream s(Xml.substr(array.end + 1, chars));
       image.bytes.resize(static_cast<size_t>(bytes));
       const bool floating = image.type == ScalarType::Float32 || image.type == ScalarType::Float64;
       for (int64_t i = 0; i < image.voxelCount(); ++i)
