@@ -6,6 +6,7 @@
 
 #include "topovox/SoftEuler.h"
 
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -13,7 +14,7 @@ namespace
 {
 topovox::SoftEulerProblem problemOf(const torch::Tensor& images, const torch::Tensor& thresholds,
   const torch::Tensor& direction, const torch::Tensor& alpha, double lambda, double weight, bool t,
-  const std::vector<double>& origin, const std::vector<double>& spacing)
+  const std::vector<double>& origin, const std::vector<double>& spacing, int64_t stream)
 {
   TORCH_CHECK(images.dim() == 4 || images.dim() == 5, "images must be (B, C, H, W) or (B, C, D, H, W)");
   TORCH_CHECK(images.scalar_type() == torch::kFloat32 || images.scalar_type() == torch::kFloat64,
@@ -52,6 +53,10 @@ topovox::SoftEulerProblem problemOf(const torch::Tensor& images, const torch::Te
   p.thresholds = thresholds.data_ptr();
   p.direction = direction.data_ptr();
   p.alpha = alpha.data_ptr();
+  // CUDA tensors: the caller's current stream (torch.cuda.current_stream()
+  // .cuda_stream, passed from Python so that this file needs no CUDA
+  // headers); the kernels queue behind what it holds and nothing waits.
+  p.stream = images.is_cuda() ? reinterpret_cast<void*>(static_cast<intptr_t>(stream)) : nullptr;
   return p;
 }
 
@@ -75,9 +80,9 @@ void guarded(F f)
 
 torch::Tensor softEulerForward(torch::Tensor images, torch::Tensor thresholds, torch::Tensor direction,
   torch::Tensor alpha, double lambda, double weight, bool t, std::vector<double> origin,
-  std::vector<double> spacing)
+  std::vector<double> spacing, int64_t stream)
 {
-  const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing);
+  const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing, stream);
   // (B, C, T) for one direction given as (3,); (B, C, D, T) for (D, 3).
   std::vector<int64_t> shape = { images.size(0), images.size(1) };
   if (direction.dim() == 2)
@@ -90,9 +95,9 @@ torch::Tensor softEulerForward(torch::Tensor images, torch::Tensor thresholds, t
 
 std::vector<torch::Tensor> softEulerBackward(torch::Tensor gradChi, torch::Tensor images, torch::Tensor thresholds,
   torch::Tensor direction, torch::Tensor alpha, double lambda, double weight, bool t, std::vector<double> origin,
-  std::vector<double> spacing)
+  std::vector<double> spacing, int64_t stream)
 {
-  const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing);
+  const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing, stream);
   gradChi = gradChi.contiguous();
   TORCH_CHECK(gradChi.numel() == p.batch * p.directionCount * p.thresholdCount,
     "the gradient of chi has the wrong size");

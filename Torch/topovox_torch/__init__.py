@@ -52,6 +52,22 @@ def _extension():
     return _ext
 
 
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream_of(tensor):
+    """The CUDA stream the kernels run on for this tensor: torch's current
+    stream of its device (they queue behind the work that made their inputs
+    and return without waiting); 0 for CPU tensors. torch's raw accessor
+    when it has one (a Stream object per call costs more than a small
+    image's kernels)."""
+    if not tensor.is_cuda:
+        return 0
+    if _raw_stream is not None:
+        return _raw_stream(tensor.device.index)
+    return torch.cuda.current_stream(tensor.device).cuda_stream
+
+
 class SoftEulerFunction(torch.autograd.Function):
     """chi = SoftEulerFunction.apply(images, thresholds, direction, alpha,
     lam, weight, construction, origin, spacing): images (B, C, H, W) or
@@ -69,13 +85,13 @@ class SoftEulerFunction(torch.autograd.Function):
         t = construction == "T"
         ctx.save_for_backward(images, thresholds, direction, alpha)
         ctx.settings = (float(lam), float(weight), t, [float(v) for v in origin], [float(v) for v in spacing])
-        return _extension().forward(images, thresholds, direction, alpha, *ctx.settings)
+        return _extension().forward(images, thresholds, direction, alpha, *ctx.settings, _stream_of(images))
 
     @staticmethod
     def backward(ctx, grad_chi):
         images, thresholds, direction, alpha = ctx.saved_tensors
         gx, gt, gu, ga = _extension().backward(grad_chi.contiguous(), images, thresholds, direction, alpha,
-                                               *ctx.settings)
+                                               *ctx.settings, _stream_of(images))
         return gx, gt, gu, ga, None, None, None, None, None
 
 

@@ -60,6 +60,11 @@ struct SoftEulerProblem
   const void* thresholds = nullptr; // thresholdCount
   const void* direction = nullptr;  // 3 * directionCount (x, y, z per direction)
   const void* alpha = nullptr;      // 1
+  // GPU memory only: the CUDA stream (a cudaStream_t) to run on. Given, the
+  // work is enqueued on it after what it already holds, and the call returns
+  // without waiting (torch's current stream: no host round trip); null, the
+  // legacy default stream, and the call returns when the results are there.
+  void* stream = nullptr;
 };
 
 // chi: batch * directionCount * thresholdCount values of `type` in `memory`

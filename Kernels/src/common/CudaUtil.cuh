@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace topovox
 {
@@ -123,27 +124,29 @@ struct DeviceArray
 template <typename T>
 using PooledArray = DeviceArray<T, true>;
 
-// A device buffer of at least `bytes` for the calling host thread on the
-// current device, reused by its later calls and grown when too small: for
-// the small per-call accumulators of kernels that run many times a second
-// (a cudaMalloc / cudaFree pair costs more than their launch). Kept for the
-// process, never freed: at exit the CUDA runtime may be gone before
-// thread-local destructors would run. Valid until the thread's next call.
-inline void* threadScratch(size_t bytes)
+// A device buffer of at least `bytes` for the calling host thread, the
+// current device and `stream`, reused by the thread's later calls on that
+// stream (which the stream itself orders after the earlier ones' kernels)
+// and grown when too small: for the small accumulators of kernels that run
+// many times a second, where an allocation and a free per call cost more
+// than the launch. Kept for the process, never freed: at exit the CUDA
+// runtime may be gone before thread-local destructors would run. Valid until
+// the thread's next call for the same device and stream.
+inline void* streamScratch(size_t bytes, cudaStream_t stream)
 {
   struct Buffer
   {
     void* ptr = nullptr;
     size_t bytes = 0;
   };
-  thread_local std::map<int, Buffer> buffers;
+  static thread_local std::map<std::pair<int, cudaStream_t>, Buffer> buffers;
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  Buffer& b = buffers[device];
+  Buffer& b = buffers[{ device, stream }];
   if (b.bytes < bytes)
   {
     if (b.ptr)
-      cudaFree(b.ptr);
+      cudaFree(b.ptr); // waits for the device: the old buffer may still be in use
     b = Buffer{};
     check(cudaMalloc(&b.ptr, bytes), "cudaMalloc");
     b.bytes = bytes;

@@ -302,18 +302,22 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
   const SoftVoxelParams P = softParams(p, zero, 0.0);
   const int nt = p.thresholdCount, nd = p.directionCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], curves = p.batch * nd * nt;
-  double* acc = static_cast<double*>(cuda::threadScratch(static_cast<size_t>(curves) * sizeof(double)));
-  check(cudaMemsetAsync(acc, 0, static_cast<size_t>(curves) * sizeof(double)), "cudaMemset");
-  const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
-  // Directions along y: a small image still fills the GPU with many.
-  const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
-  forwardKernel<T><<<grid, kThreads, shared>>>(static_cast<const T*>(p.images), P,
-    static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-    p.batch, acc);
-  check(cudaGetLastError(), "soft Euler forward kernel");
-  castKernel<T><<<blocksFor(curves), kThreads>>>(acc, chi, curves);
-  check(cudaGetLastError(), "soft Euler cast kernel");
-  check(cudaDeviceSynchronize(), "soft Euler forward");
+  const cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
+  {
+    double* acc = static_cast<double*>(cuda::streamScratch(static_cast<size_t>(curves) * sizeof(double), stream));
+    check(cudaMemsetAsync(acc, 0, static_cast<size_t>(curves) * sizeof(double), stream), "cudaMemset");
+    const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
+    // Directions along y: a small image still fills the GPU with many.
+    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
+    forwardKernel<T><<<grid, kThreads, shared, stream>>>(static_cast<const T*>(p.images), P,
+      static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
+      p.batch, acc);
+    check(cudaGetLastError(), "soft Euler forward kernel");
+    castKernel<T><<<blocksFor(curves), kThreads, 0, stream>>>(acc, chi, curves);
+    check(cudaGetLastError(), "soft Euler cast kernel");
+  }
+  if (!stream)
+    check(cudaStreamSynchronize(0), "soft Euler forward");
 }
 
 template <typename T>
@@ -325,24 +329,28 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
   const int nt = p.thresholdCount, nd = p.directionCount;
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2];
   const size_t slots = static_cast<size_t>(nt + 3 * nd + 1); // dL/dt, dL/du per direction, dL/dalpha
-  double* acc = static_cast<double*>(cuda::threadScratch(slots * sizeof(double)));
-  check(cudaMemsetAsync(acc, 0, slots * sizeof(double)), "cudaMemset");
-  if (gradImages && nd > 1) // the directions add their parts
-    check(cudaMemsetAsync(gradImages, 0, static_cast<size_t>(p.batch * voxels) * sizeof(T)), "cudaMemset");
-  const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
-  const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
-  backwardKernel<T><<<grid, kThreads, shared>>>(static_cast<const T*>(p.images), P,
-    static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-    p.batch, gradChi, gradImages, acc);
-  check(cudaGetLastError(), "soft Euler backward kernel");
-  if (gradThresholds)
-    castKernel<T><<<1, kThreads>>>(acc, gradThresholds, nt);
-  if (gradDirection)
-    castKernel<T><<<1, kThreads>>>(acc + nt, gradDirection, 3 * nd);
-  if (gradAlpha)
-    castKernel<T><<<1, kThreads>>>(acc + nt + 3 * nd, gradAlpha, 1);
-  check(cudaGetLastError(), "soft Euler cast kernel");
-  check(cudaDeviceSynchronize(), "soft Euler backward");
+  const cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
+  {
+    double* acc = static_cast<double*>(cuda::streamScratch(slots * sizeof(double), stream));
+    check(cudaMemsetAsync(acc, 0, slots * sizeof(double), stream), "cudaMemset");
+    if (gradImages && nd > 1) // the directions add their parts
+      check(cudaMemsetAsync(gradImages, 0, static_cast<size_t>(p.batch * voxels) * sizeof(T), stream), "cudaMemset");
+    const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
+    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
+    backwardKernel<T><<<grid, kThreads, shared, stream>>>(static_cast<const T*>(p.images), P,
+      static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
+      p.batch, gradChi, gradImages, acc);
+    check(cudaGetLastError(), "soft Euler backward kernel");
+    if (gradThresholds)
+      castKernel<T><<<1, kThreads, 0, stream>>>(acc, gradThresholds, nt);
+    if (gradDirection)
+      castKernel<T><<<1, kThreads, 0, stream>>>(acc + nt, gradDirection, 3 * nd);
+    if (gradAlpha)
+      castKernel<T><<<1, kThreads, 0, stream>>>(acc + nt + 3 * nd, gradAlpha, 1);
+    check(cudaGetLastError(), "soft Euler cast kernel");
+  }
+  if (!stream)
+    check(cudaStreamSynchronize(0), "soft Euler backward");
 }
 } // namespace
 
