@@ -180,23 +180,28 @@ void chessboardLine(const int64_t* g, int64_t len, int64_t* h, int64_t* source, 
   }
 }
 
-// Every voxel its own nearest voxel to start with (x, y, z per axis);
+// Every voxel its own nearest voxel to start with (x, y, z per axis), on
+// the threads (which also spreads the first touch of the fresh pages);
 // returns whether there is any background.
-bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], TransformArray<int32_t> feature[3])
+bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], TransformArray<int32_t> feature[3], int threads)
 {
   const size_t count = fg.size();
   for (int a = 0; a < 3; ++a)
     feature[a].resize(count);
-  bool anyBackground = false;
-  for (size_t k = 0; k < count; ++k)
-  {
-    anyBackground = anyBackground || !fg[k];
-    const int64_t i = static_cast<int64_t>(k);
-    feature[0][k] = static_cast<int32_t>(i % n[0]);
-    feature[1][k] = static_cast<int32_t>((i / n[0]) % n[1]);
-    feature[2][k] = static_cast<int32_t>(i / (n[0] * n[1]));
-  }
-  return anyBackground;
+  parallelFor(n[1] * n[2], threads, [&](int, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+    {
+      const int32_t y = static_cast<int32_t>(r % n[1]), z = static_cast<int32_t>(r / n[1]);
+      const size_t first = static_cast<size_t>(r * n[0]);
+      for (int64_t x = 0; x < n[0]; ++x)
+      {
+        feature[0][first + static_cast<size_t>(x)] = static_cast<int32_t>(x);
+        feature[1][first + static_cast<size_t>(x)] = y;
+        feature[2][first + static_cast<size_t>(x)] = z;
+      }
+    }
+  });
+  return std::find(fg.begin(), fg.end(), 0) != fg.end();
 }
 
 // The numpy-first axis of the image (the last axis with more than one
@@ -241,9 +246,11 @@ DistanceTransform distanceTransformEdt(
   // Squared distance so far and the nearest background voxel (x, y, z).
   TransformArray<double> g(count); // written in full below
   TransformArray<int32_t> feature[3];
-  const bool anyBackground = startFeatures(fg, n, feature);
-  for (size_t k = 0; k < count; ++k)
-    g[k] = fg[k] ? kInf : 0.0;
+  const bool anyBackground = startFeatures(fg, n, feature, threads);
+  parallelFor(static_cast<int64_t>(count), threads, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+      g[static_cast<size_t>(k)] = fg[static_cast<size_t>(k)] ? kInf : 0.0;
+  });
   DistanceTransform out;
   if (!anyBackground)
   {
@@ -265,7 +272,10 @@ DistanceTransform distanceTransformEdt(
         // Values and features of the group's lines gathered (LineGroup);
         // copied, because the envelope reads positions the output has
         // already overwritten, and into the output first, for the positions
-        // a line leaves as they are.
+        // a line leaves as they are. A line along axis a changes only the
+        // features of the axes done before (copied from the voxel taken)
+        // and of axis a itself (that voxel's position on the line); those
+        // of the later axes stay each voxel's own coordinates.
         thread_local std::vector<double> f, gOut, z, l, gv;
         thread_local std::vector<int32_t> from[3], fOut[3], v;
         const int64_t len = group.len, lines = group.lines;
@@ -275,11 +285,14 @@ DistanceTransform distanceTransformEdt(
         gv.resize(static_cast<size_t>(len));
         group.gather(g, f);
         gOut = f;
-        for (int b = 0; b < 3; ++b)
+        for (int b = 0; b < a; ++b)
         {
           group.gather(feature[b], from[b]);
           fOut[b] = from[b];
         }
+        fOut[a].resize(group.size());
+        for (int64_t i = 0; i < len; ++i)
+          std::fill_n(fOut[a].begin() + i * lines, lines, static_cast<int32_t>(i));
         struct In
         {
           const double* f;
@@ -291,19 +304,25 @@ DistanceTransform distanceTransformEdt(
           double* g;
           int32_t* feature[3];
           const int32_t* from[3];
+          int axis;
           int64_t stride;
           void take(int64_t p, int64_t q, double gp)
           {
             g[p * stride] = gp;
-            for (int b = 0; b < 3; ++b)
+            for (int b = 0; b < axis; ++b)
               feature[b][p * stride] = from[b][q * stride];
+            feature[axis][p * stride] = static_cast<int32_t>(q);
           }
         };
         for (int64_t j = 0; j < lines; ++j)
         {
           const In in{ f.data() + j, lines };
-          Out out{ gOut.data() + j, { fOut[0].data() + j, fOut[1].data() + j, fOut[2].data() + j },
-            { from[0].data() + j, from[1].data() + j, from[2].data() + j }, lines };
+          Out out{ gOut.data() + j, { nullptr, nullptr, nullptr }, { nullptr, nullptr, nullptr }, a, lines };
+          for (int b = 0; b <= a; ++b)
+          {
+            out.feature[b] = fOut[b].data() + j;
+            out.from[b] = b < a ? from[b].data() + j : nullptr;
+          }
           if (a == 0)
           {
             distance::firstAxisLine(len, s2, [&](int64_t q) { return in.g(q) == 0.0; }, out, { v.data(), 1 });
@@ -325,7 +344,7 @@ DistanceTransform distanceTransformEdt(
           }
         }
         group.scatter(gOut, g);
-        for (int b = 0; b < 3; ++b)
+        for (int b = 0; b <= a; ++b)
           group.scatter(fOut[b], feature[b]);
       });
     }
@@ -361,7 +380,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   TransformArray<int32_t> feature[3]; // tracked only when the indices are asked for
   const bool anyBackground = std::find(fg.begin(), fg.end(), 0) != fg.end();
   if (withIndices)
-    startFeatures(fg, n, feature);
+    startFeatures(fg, n, feature, threads);
   for (size_t k = 0; k < count; ++k)
     d[k] = fg[k] ? kFar : 0;
   DistanceTransform out;
