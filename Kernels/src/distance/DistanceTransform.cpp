@@ -348,17 +348,22 @@ DistanceTransform distanceTransformEdt(
           group.scatter(fOut[b], feature[b]);
       });
     }
-  // Distances from the indices, as scipy computes them (numpy's axes z, y, x).
-  out.distances.resize(count);
-  parallelFor(static_cast<int64_t>(count), threads, [&](int, int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k)
+  // Distances from the indices, as scipy computes them (numpy's axes z, y,
+  // x), row by row into g's own memory (a voxel's squared distance is no
+  // longer needed once its indices are known), which becomes the result:
+  // no fresh pages for it.
+  parallelFor(n[1] * n[2], threads, [&](int, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
     {
-      const int64_t c[3] = { k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1]) };
-      const size_t at = static_cast<size_t>(k);
-      const int32_t f[3] = { feature[0][at], feature[1][at], feature[2][at] };
-      out.distances[at] = distance::edtDistance(f, c, sampling);
+      int64_t c[3] = { 0, r % n[1], r / n[1] };
+      for (size_t at = static_cast<size_t>(r * n[0]); c[0] < n[0]; ++c[0], ++at)
+      {
+        const int32_t f[3] = { feature[0][at], feature[1][at], feature[2][at] };
+        g[at] = distance::edtDistance(f, c, sampling);
+      }
     }
   });
+  out.distances = std::move(g);
   if (withIndices)
     for (int a = 0; a < 3; ++a)
       out.indices[a] = std::move(feature[a]);
