@@ -180,6 +180,36 @@ void chessboardLine(const int64_t* g, int64_t len, int64_t* h, int64_t* source, 
   }
 }
 
+// One line of the chessboard transform whose values g are all at most
+// kChessboardWindow, voxel by voxel: position i tries j = i - 1, i + 1,
+// i - 2, ... while |i - j| is below its best max(|i - j|, g(j)) so far (no
+// farther j can do better). Its cost follows the distances, where the lower
+// envelope's follows the line; the same distances (the source may be
+// another background voxel at the same distance).
+constexpr int64_t kChessboardWindow = 64;
+void chessboardWindows(const int64_t* g, int64_t len, int64_t* h, int64_t* source)
+{
+  for (int64_t i = 0; i < len; ++i)
+  {
+    int64_t best = g[i], from = i;
+    for (int64_t d = 1; d < best; ++d)
+    {
+      if (i - d >= 0 && std::max(d, g[i - d]) < best)
+      {
+        best = std::max(d, g[i - d]);
+        from = i - d;
+      }
+      if (i + d < len && std::max(d, g[i + d]) < best)
+      {
+        best = std::max(d, g[i + d]);
+        from = i + d;
+      }
+    }
+    h[i] = best;
+    source[i] = from;
+  }
+}
+
 // Every voxel its own nearest voxel to start with (x, y, z per axis), on
 // the threads (which also spreads the first touch of the fresh pages);
 // returns whether there is any background.
@@ -403,6 +433,9 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   // max(|i - j|, g(j)). Exact, as scipy's chamfer passes are (its distances,
   // not necessarily its choice among equally near background voxels).
   const bool taxicab = metric == DistanceMetric::Taxicab;
+  int firstAxis = 0;
+  while (firstAxis < 2 && n[firstAxis] == 1)
+    ++firstAxis;
   for (int a = 0; a < 3; ++a)
   {
     if (n[a] == 1)
@@ -428,10 +461,18 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
       tt.resize(l);
       for (int64_t j = 0; j < lines; ++j)
       {
+        int64_t most = 0;
         for (int64_t i = 0; i < len; ++i)
+        {
           g[static_cast<size_t>(i)] = gathered[static_cast<size_t>(i * lines + j)];
-        if (taxicab)
+          most = std::max(most, g[static_cast<size_t>(i)]);
+        }
+        // The first axis (values 0 or kFar) is the nearest background voxel
+        // along the line whatever the metric: the two scans.
+        if (taxicab || a == firstAxis)
           taxicabLine(g.data(), len, h.data(), source.data());
+        else if (most <= kChessboardWindow)
+          chessboardWindows(g.data(), len, h.data(), source.data());
         else
           chessboardLine(g.data(), len, h.data(), source.data(), ss.data(), tt.data());
         for (int64_t i = 0; i < len; ++i)
