@@ -1,19 +1,19 @@
 // DistanceTransformCUDA.cu - the exact Euclidean distance transform on the
 // GPU, axis by axis as on the CPU (EdtLine.h), but carrying one int32 per
-// voxel and axis instead of the CPU's squared distance and three features:
-//  * along x, one thread block per row finds each voxel's nearest background
-//    voxel on the row with two block-wide scans: fx;
+// voxel and axis instead of the CPU's squared distance and features:
+//  * along x, one warp per row finds each voxel's nearest background voxel
+//    on the row with ballots: fx;
 //  * along y, the row fy whose x feature is nearest; the squared distance so
 //    far, g2, is kept for the next axis (g1 is recomputed from fx);
-//  * along z, the plane fz;
-//  * the nearest background voxel of (x, y, z) is then (fx at (x, fy, fz),
-//    fy at (x, y, fz), fz), from which the distance is computed as scipy
-//    computes it.
+//  * along z, the plane fz, and at once the result: the nearest background
+//    voxel of (x, y, z) is (fx at (x, fy', fz), fy' = fy at (x, y, fz), fz),
+//    from which the distance is computed as scipy computes it (the last
+//    pass, along y for an image of one plane, writes the result itself).
 // Along y and z a thread handles one voxel: neighbouring threads hold
 // neighbouring x and try the same positions of their lines at once
 // (nearestInWindow, coalesced). A line with a voxel farther than
-// kWindowRadius from every background candidate is flagged instead and
-// redone afterwards by the lower envelope (edtLine), one thread per line:
+// kWindowRadius from every background candidate goes on a list instead and
+// is redone afterwards by the lower envelope (edtLine), one thread per line:
 // the CPU chooses line by line in the same way, so both give the same bits.
 #include "topovox/DistanceTransformOnDevice.h"
 
