@@ -194,6 +194,8 @@ struct ResultOut
   }
 };
 
+// nearestInWindow's vote on the GPU: whether any thread of the warp needs
+// another step.
 struct WarpVote
 {
   __device__ bool operator()(bool b) const { return __any_sync(kAll, b) != 0; }
