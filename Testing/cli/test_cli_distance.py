@@ -125,6 +125,10 @@ def main():
             check_edt(a.topovox, work, mask, [float(s) for s in reversed(meta["spacing"][:mask.ndim])], name)
             got, _ = run(a.topovox, work, mask, ["--method", "cdt", "--metric", "taxicab"])
             expect(np.array_equal(got, ndi.distance_transform_cdt(mask, metric="taxicab")), name + ": cdt taxicab")
+            # Long lines, near and far from the background: both of the
+            # chessboard's line methods (windows and the lower envelope).
+            got, _ = run(a.topovox, work, mask, ["--method", "cdt", "--metric", "chessboard"])
+            expect(np.array_equal(got, ndi.distance_transform_cdt(mask, metric="chessboard")), name + ": cdt chessboard")
         # Usage errors: exit 2, one line.
         x = rng.random((5, 5)) > 0.5
         for args, why in ((["--method", "edt", "--metric", "taxicab"], "Euclidean"),
