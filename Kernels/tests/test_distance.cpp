@@ -113,7 +113,7 @@ int main(int argc, char** argv)
   std::mt19937_64 rng(5);
   const double samplings[][3] = { { 1, 1, 1 }, { 1, 2, 0.5 }, { 0.25, 1, 4 } };
   std::vector<std::vector<int64_t>> shapes = { { 1, 1, 1 }, { 57, 1, 1 }, { 1, 31, 1 }, { 23, 17, 1 },
-    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 }, { 3, 100, 12 }, { 2, 12, 100 } };
+    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 }, { 3, 100, 12 }, { 2, 12, 100 }, { 6, 1, 40 } };
   if (gpu)
   {
     shapes.push_back({ 96, 80, 70 }); // many lines per thread block, some long
