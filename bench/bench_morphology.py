@@ -9,8 +9,14 @@ scipy.ndimage on the CPU, on the same generated inputs, in the same run.
 Inputs: Gaussian-smoothed noise (sigma 2) as float32 for the grey
 operators, thresholded at 0 (about half foreground) for the binary
 operators and the transforms. Shapes: 512^3, 256^3, 4096^2, 1024^2.
+`--field` picks other binary inputs for the transforms' harder cases:
+"planes" (background planes x = 0, 120, 240, ...: every voxel up to 60
+samples from it along lines that stay near it), "balls" (five solid balls
+of a fifth of the side in radius as foreground: thick structures), "one"
+(a single background voxel).
 
     python3 bench/bench_morphology.py --bench <build>/bench/bench_morphology
+    python3 bench/bench_morphology.py --bench ... --ops edt --field planes --no-cpu
 """
 import argparse
 import json
@@ -85,6 +91,29 @@ def ratio(a, b):
     return "—" if a is None or b is None else f"{b / a:.1f}x"
 
 
+def binary_field(kind, shape, smooth):
+    """The binary input of the transforms and binary operators."""
+    if kind == "smooth":
+        return (smooth > 0).astype(np.uint8)
+    grid = np.indices(shape, sparse=True)
+    if kind == "planes":
+        out = np.ones(shape, np.uint8)
+        out[..., ::120] = 0
+        return out
+    if kind == "balls":
+        n = min(shape)
+        out = np.zeros(shape, bool)
+        for k in range(5):
+            centre = [int(s * (0.2 + 0.15 * k)) for s in shape]
+            out |= sum((g - c) ** 2 for g, c in zip(grid, centre)) < (n // 5) ** 2
+        return out.astype(np.uint8)
+    if kind == "one":
+        out = np.ones(shape, np.uint8)
+        out[tuple(s // 3 for s in shape)] = 0
+        return out
+    raise SystemExit("unknown --field " + kind)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
@@ -92,6 +121,8 @@ def main():
     ap.add_argument("--ops", default=",".join(OPS), help="operators to run, comma-separated")
     ap.add_argument("--no-cpu", action="store_true", help="skip our CPU path and scipy (GPU columns only)")
     ap.add_argument("--scipy-max", type=int, default=17_000_000, help="largest voxel count scipy runs on")
+    ap.add_argument("--field", default="smooth", choices=["smooth", "planes", "balls", "one"],
+                    help="the binary input (see above)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="topovox-morph-")
     gpu = cp is not None and cp.cuda.runtime.getDeviceCount() > 0
@@ -108,7 +139,7 @@ def main():
         rng = np.random.default_rng(0)
         grey = ndi.gaussian_filter(rng.standard_normal(shape, dtype=np.float32), 2.0) if not gpu else \
             cndi.gaussian_filter(cp.random.default_rng(0).standard_normal(shape, dtype=cp.float32), 2.0).get()
-        binary = (grey > 0).astype(np.uint8)
+        binary = binary_field(args.field, shape, grey)
         files = {"float32": os.path.join(work, "grey.raw"), "uint8": os.path.join(work, "binary.raw")}
         grey.tofile(files["float32"])
         binary.tofile(files["uint8"])
@@ -134,7 +165,8 @@ def main():
                 del dev
                 cp.get_default_memory_pool().free_all_blocks()
             s = best_of(peer_call(ndi, op, host), 1) if host.size <= args.scipy_max and not args.no_cpu else None
-            print(f"| {'x'.join(map(str, shape))} | {op} | {fmt(r)} | {fmt(g)} | {fmt(c)} | {fmt(cd)} | {fmt(ce)} | "
+            label = "x".join(map(str, shape)) + ("" if args.field == "smooth" else " " + args.field)
+            print(f"| {label} | {op} | {fmt(r)} | {fmt(g)} | {fmt(c)} | {fmt(cd)} | {fmt(ce)} | "
                   f"{fmt(s)} | {ratio(r, cd)} | {ratio(g, ce)} | {ratio(c, s)} |", flush=True)
 
 
