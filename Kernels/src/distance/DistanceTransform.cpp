@@ -211,11 +211,9 @@ void chessboardWindows(const int64_t* g, int64_t len, int64_t* h, int64_t* sourc
 }
 
 // Every voxel its own nearest voxel to start with (x, y, z per axis), on
-// the threads (which also spreads the first touch of the fresh pages);
-// returns whether there is any background.
-bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], TransformArray<int32_t> feature[3], int threads)
+// the threads (which also spreads the first touch of the fresh pages).
+void startFeatures(size_t count, const int64_t n[3], TransformArray<int32_t> feature[3], int threads)
 {
-  const size_t count = fg.size();
   for (int a = 0; a < 3; ++a)
     feature[a].resize(count);
   parallelFor(n[1] * n[2], threads, [&](int, int64_t r0, int64_t r1) {
@@ -231,7 +229,6 @@ bool startFeatures(const std::vector<uint8_t>& fg, const int64_t n[3], Transform
       }
     }
   });
-  return std::find(fg.begin(), fg.end(), 0) != fg.end();
 }
 
 // The numpy-first axis of the image (the last axis with more than one
@@ -255,9 +252,10 @@ DistanceTransform distanceTransformEdt(
   for (int a = 0; a < 3; ++a)
     if (!(sampling[a] > 0) || !std::isfinite(sampling[a]))
       throw std::invalid_argument("the sampling must be positive and finite");
+  const bool anyBackground = std::find(fg.begin(), fg.end(), 0) != fg.end();
 #ifdef TOPOVOX_WITH_CUDA
   // The image without background is the CPU's (a constant answer).
-  if (resolveDevice(device, nullptr) == Device::GPU && std::find(fg.begin(), fg.end(), 0) != fg.end())
+  if (resolveDevice(device, nullptr) == Device::GPU && anyBackground)
   {
     try
     {
@@ -276,7 +274,7 @@ DistanceTransform distanceTransformEdt(
   // Squared distance so far and the nearest background voxel (x, y, z).
   TransformArray<double> g(count); // written in full below
   TransformArray<int32_t> feature[3];
-  const bool anyBackground = startFeatures(fg, n, feature, threads);
+  startFeatures(count, n, feature, threads);
   parallelFor(static_cast<int64_t>(count), threads, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
       g[static_cast<size_t>(k)] = fg[static_cast<size_t>(k)] ? kInf : 0.0;
@@ -415,7 +413,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
   TransformArray<int32_t> feature[3]; // tracked only when the indices are asked for
   const bool anyBackground = std::find(fg.begin(), fg.end(), 0) != fg.end();
   if (withIndices)
-    startFeatures(fg, n, feature, threads);
+    startFeatures(count, n, feature, threads);
   for (size_t k = 0; k < count; ++k)
     d[k] = fg[k] ? kFar : 0;
   DistanceTransform out;
