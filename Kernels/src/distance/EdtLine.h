@@ -53,7 +53,12 @@ TV_HD double subRn(double a, double b)
 // CPU and the GPU make the same choice line by line, so they give the same
 // bits. Both ways are exact; with a sampling whose squares round, the two
 // may choose different background voxels at equal distance.
-constexpr int kWindowRadius = 64;
+// TOPOVOX_EDT_WINDOW_RADIUS exists to benchmark other radii; a build sets it
+// for the CPU and the CUDA sources alike, or their bits may differ.
+#ifndef TOPOVOX_EDT_WINDOW_RADIUS
+#define TOPOVOX_EDT_WINDOW_RADIUS 64
+#endif
+constexpr int kWindowRadius = TOPOVOX_EDT_WINDOW_RADIUS;
 
 TV_HD double squaredStep(double s2, double d)
 {
