@@ -13,8 +13,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace topovox
 {
@@ -94,36 +96,62 @@ __device__ __forceinline__ Acc reduceScatter(Acc (&v)[32], int lane)
   return v[0];
 }
 
+// The voxel v's grid position (i, j, k): in 32 bits where the image allows
+// (64-bit division costs tens of instructions a voxel).
+TV_HD void voxelIndex(int64_t v, const SoftVoxelParams& P, int64_t& i, int64_t& j, int64_t& k)
+{
+  if (P.dims[0] * P.dims[1] * P.dims[2] <= INT32_MAX)
+  {
+    const uint32_t w = static_cast<uint32_t>(v), nx = static_cast<uint32_t>(P.dims[0]),
+                   ny = static_cast<uint32_t>(P.dims[1]);
+    const uint32_t row = w / nx;
+    i = w - row * nx, j = row % ny, k = row / ny;
+    return;
+  }
+  i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+}
+
+// The forward's threshold groups: a block handles up to kGroup thresholds
+// (blockIdx.z picks the group), lane l of every warp the thresholds
+// group + l + 32 q, q < kChunks.
+constexpr int kMaxChunks = 4, kGroup = 32 * kMaxChunks;
+
 // acc[(b * D + d) * nt + t] += sum over voxels c sigmoid(lambda (t - h)),
-// direction d = blockIdx.y (of D = gridDim.y). Warps walk
-// the voxels together (32 consecutive voxels a step); for each chunk of 32
-// thresholds every lane evaluates its voxel's 32 terms, a reduce-scatter
-// leaves threshold (chunk + l)'s warp sum in lane l, and the lanes add them
-// to the block's shared accumulators, 32 distinct addresses at once. A step
-// where the whole warp owns no signed cell costs nothing more.
-template <typename T>
+// direction d = blockIdx.y (of D = gridDim.y). Warps walk the voxels
+// together, 32 consecutive voxels a step, each lane finding its voxel's
+// height and signed cell count; then the lanes turn to the thresholds: for
+// each voxel of the step with a nonzero count (most voxels of a smooth
+// image have none, about 40% of a noise image's), its height and count go
+// to every lane by shuffle and lane l adds the terms of its own thresholds.
+// No sigmoid is evaluated for a zero count and no sum crosses lanes; a
+// step's terms (at most 32 a threshold) are summed in Acc, the steps' sums
+// in double, the warps' in shared memory, the blocks' by global atomics.
+template <typename T, int kChunks>
 __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, double* acc)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
-  extern __shared__ double shared[];
-  const int d = blockIdx.y, nd = gridDim.y;
+  __shared__ double sums[32 * kChunks];
+  const int d = blockIdx.y, nd = gridDim.y, group = blockIdx.z * kGroup;
   const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
-  const bool useShared = nt <= kSharedThresholds;
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
   const int lane = threadIdx.x & 31;
   const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
+  double tau[kChunks]; // this lane's thresholds (NaN past the last: no term)
+#pragma unroll
+  for (int q = 0; q < kChunks; ++q)
+  {
+    const int t = group + lane + 32 * q;
+    tau[q] = t < nt ? static_cast<double>(thresholds[t]) : NAN;
+  }
   for (int64_t b = 0; b < batch; ++b)
   {
-    double* sums = useShared ? shared : acc + (b * nd + d) * nt;
-    if (useShared)
-    {
-      for (int t = threadIdx.x; t < nt; t += blockDim.x)
-        shared[t] = 0;
-      __syncthreads();
-    }
+    for (int t = threadIdx.x; t < 32 * kChunks; t += blockDim.x)
+      sums[t] = 0;
+    __syncthreads();
     const T* image = images + b * voxels;
+    double total[kChunks] = {};
     for (int64_t base = first; base < voxels; base += stride)
     {
       const int64_t v = base + lane;
@@ -131,42 +159,34 @@ __global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, 
       int c = 0;
       if (v < voxels)
       {
-        const int64_t i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+        int64_t i, j, k;
+        voxelIndex(v, P, i, j, k);
         h = softHeight(image, P, i, j, k);
         c = softSignedCount(image, P, i, j, k, h);
       }
-      if (!__any_sync(0xffffffffu, c != 0))
-        continue;
-      if constexpr (Math::kScatter)
-        for (int t0 = 0; t0 < nt; t0 += 32)
-        {
-          Acc terms[32];
+      Acc step[kChunks] = {};
+      for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
+      {
+        const int src = __ffs(live) - 1;
+        const double hs = __shfl_sync(0xffffffffu, h, src);
+        const Acc cs = static_cast<Acc>(__shfl_sync(0xffffffffu, c, src));
 #pragma unroll
-          for (int q = 0; q < 32; ++q)
-            terms[q] = c && t0 + q < nt
-              ? static_cast<Acc>(c) * Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t0 + q]) - h))
-              : Acc(0);
-          const Acc sum = reduceScatter(terms, lane);
-          if (t0 + lane < nt && sum != 0)
-            atomicAdd(&sums[t0 + lane], static_cast<double>(sum));
-        }
-      else
-        for (int t = 0; t < nt; ++t)
-        {
-          const double add = c ? c * Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h)) : 0.0;
-          const double sum = warpSum(add);
-          if (lane == 0 && sum != 0)
-            atomicAdd(&sums[t], sum);
-        }
+        for (int q = 0; q < kChunks; ++q)
+          step[q] += cs * Math::sigmoid(P.lambda * (tau[q] - hs));
+      }
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q)
+        total[q] += static_cast<double>(step[q]);
     }
-    if (useShared)
-    {
-      __syncthreads();
-      for (int t = threadIdx.x; t < nt; t += blockDim.x)
-        if (shared[t] != 0)
-          atomicAdd(&acc[(b * nd + d) * nt + t], shared[t]);
-      __syncthreads();
-    }
+#pragma unroll
+    for (int q = 0; q < kChunks; ++q)
+      if (group + lane + 32 * q < nt && total[q] != 0)
+        atomicAdd(&sums[lane + 32 * q], total[q]);
+    __syncthreads();
+    for (int t = threadIdx.x; t < 32 * kChunks && group + t < nt; t += blockDim.x)
+      if (sums[t] != 0)
+        atomicAdd(&acc[(b * nd + d) * nt + group + t], sums[t]);
+    __syncthreads();
   }
 }
 
@@ -306,12 +326,21 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
   {
     double* acc = static_cast<double*>(cuda::streamScratch(static_cast<size_t>(curves) * sizeof(double), stream));
     check(cudaMemsetAsync(acc, 0, static_cast<size_t>(curves) * sizeof(double), stream), "cudaMemset");
-    const size_t shared = nt <= kSharedThresholds ? nt * sizeof(double) : 0;
-    // Directions along y: a small image still fills the GPU with many.
-    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
-    forwardKernel<T><<<grid, kThreads, shared, stream>>>(static_cast<const T*>(p.images), P,
-      static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-      p.batch, acc);
+    // Directions along y (a small image still fills the GPU with many),
+    // threshold groups along z.
+    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd),
+      static_cast<unsigned>((nt + kGroup - 1) / kGroup));
+    const auto args = std::make_tuple(static_cast<const T*>(p.images), P, static_cast<const T*>(p.direction),
+      static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt, p.batch, acc);
+    auto launch = [&](auto kernel) {
+      std::apply([&](auto... a) { kernel<<<grid, kThreads, 0, stream>>>(a...); }, args);
+    };
+    if (nt <= 32)
+      launch(forwardKernel<T, 1>);
+    else if (nt <= 64)
+      launch(forwardKernel<T, 2>);
+    else
+      launch(forwardKernel<T, kMaxChunks>);
     check(cudaGetLastError(), "soft Euler forward kernel");
     castKernel<T><<<blocksFor(curves), kThreads, 0, stream>>>(acc, chi, curves);
     check(cudaGetLastError(), "soft Euler cast kernel");
