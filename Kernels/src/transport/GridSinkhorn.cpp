@@ -38,20 +38,20 @@ public:
   }
 
   // out = (F[0] x F[1] x F[2]) in, axis by axis; in and out may alias.
-  void apply(const std::vector<double> (&F)[3], const std::vector<double>& in, std::vector<double>& out) const
+  void apply(const std::vector<double>* const (&F)[3], const std::vector<double>& in, std::vector<double>& out) const
   {
     out = in;
     const int64_t stride[3] = { 1, n_[0], n_[0] * n_[1] };
     for (int a = 0; a < 3; ++a)
     {
       const int64_t n = n_[a];
-      if (n == 1 && F[a][0] == (log_ ? 0.0 : 1.0))
+      if (n == 1 && (*F[a])[0] == (log_ ? 0.0 : 1.0))
         continue; // the identity
       const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
       const int64_t lines = n_[b] * n_[c];
       if (!log_)
       {
-        applyScalingAxis(F[a], out, a, b, c, lines, stride);
+        applyScalingAxis(*F[a], out, a, b, c, lines, stride);
         continue;
       }
       parallelFor(lines, threads_, [&](int, int64_t l0, int64_t l1) {
@@ -64,7 +64,7 @@ public:
           for (int64_t i = 0; i < n; ++i)
           {
             // The log domain: a log-sum-exp per output, its maximum first.
-            const double* row = F[a].data() + i * n;
+            const double* row = F[a]->data() + i * n;
             double m = kNegInf;
             for (int64_t j = 0; j < n; ++j)
             {
@@ -168,7 +168,8 @@ public:
 
   void apply(transport::FactorSet set, transport::Buffer in, transport::Buffer out)
   {
-    op_.apply(factors_.of[set], buf(in), buf(out)); // the factors themselves, not copies
+    const std::vector<double>* F[3] = { &factors_.of(set, 0), &factors_.of(set, 1), &factors_.of(set, 2) };
+    op_.apply(F, buf(in), buf(out)); // the factors themselves, not copies
 
   }
   void updateV()
@@ -271,22 +272,31 @@ GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double r
   for (int a = 0; a < 3; ++a)
   {
     const int64_t n = dims[a];
-    std::vector<double> k(static_cast<size_t>(n * n)), c(k.size()), p(k.size());
+    // Every value but the position's depends on i - j alone: 2 n - 1
+    // exponentials and logarithms, not n^2 (the same values, entry by entry).
+    std::vector<double> kd(static_cast<size_t>(2 * n - 1)), cd(kd.size());
+    for (int64_t t = 0; t < 2 * n - 1; ++t)
+    {
+      const double d = spacing[a] * static_cast<double>(t - (n - 1)), m = d * d;
+      // exp(M / -reg), as the dense solver computes K.
+      kd[static_cast<size_t>(t)] = logDomain ? m / -reg : std::exp(m / -reg);
+      cd[static_cast<size_t>(t)] = logDomain ? kd[static_cast<size_t>(t)] + std::log(m) : kd[static_cast<size_t>(t)] * m;
+    }
+    std::vector<double> k(static_cast<size_t>(n * n)), c(k.size()), p(k.size()), logX(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n && logDomain; ++j)
+      logX[static_cast<size_t>(j)] = std::log(spacing[a] * static_cast<double>(j));
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j)
       {
-        const double d = spacing[a] * static_cast<double>(i - j), m = d * d;
-        const size_t at = static_cast<size_t>(i * n + j);
-        // exp(M / -reg), as the dense solver computes K.
-        k[at] = logDomain ? m / -reg : std::exp(m / -reg);
-        c[at] = logDomain ? k[at] + std::log(m) : k[at] * m;
+        const size_t at = static_cast<size_t>(i * n + j), t = static_cast<size_t>(i - j + n - 1);
+        k[at] = kd[t];
+        c[at] = cd[t];
         const double x = spacing[a] * static_cast<double>(j);
-        p[at] = logDomain ? k[at] + std::log(x) : k[at] * x;
+        p[at] = logDomain ? k[at] + logX[static_cast<size_t>(j)] : k[at] * x;
       }
-    for (int set = 0; set < 7; ++set)
-      f.of[set][a] = k;
-    f.of[CostX + a][a] = c;
-    f.of[PositionX + a][a] = p;
+    f.kernel[a] = std::move(k);
+    f.cost[a] = std::move(c);
+    f.position[a] = std::move(p);
   }
   return f;
 }

@@ -186,15 +186,21 @@ void checkBlas(cublasStatus_t status, const char* what)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
 }
 
-// The cuBLAS handle of one solve.
-struct BlasHandle
+// The calling thread's cuBLAS handle, made at its first solve and kept:
+// cublasCreate takes milliseconds, more than a small grid's whole solve.
+// (A handle serves one host thread at a time; solves on several threads
+// each get their own.)
+cublasHandle_t blasHandle()
 {
-  cublasHandle_t h = nullptr;
-  BlasHandle() { checkBlas(cublasCreate(&h), "cublasCreate"); }
-  ~BlasHandle() { cublasDestroy(h); }
-  BlasHandle(const BlasHandle&) = delete;
-  BlasHandle& operator=(const BlasHandle&) = delete;
-};
+  struct Handle
+  {
+    cublasHandle_t h = nullptr;
+    Handle() { checkBlas(cublasCreate(&h), "cublasCreate"); }
+    ~Handle() { cublasDestroy(h); }
+  };
+  thread_local Handle handle;
+  return handle.h;
+}
 
 // Block sums of (ktu v - b)^2, or (exp(ktu + v) - b)^2.
 __global__ void errorKernel(const double* ktu, const double* v, const double* b, int64_t n, bool logDomain, double* sums)
@@ -246,12 +252,20 @@ public:
     startKernel<<<blocksFor(n_), kThreads>>>(
       buf(Buffer::U), buf(Buffer::V), logA_.ptr, logB_.ptr, a_.ptr, b_.ptr, n_, logDomain);
     check(cudaGetLastError(), "grid Sinkhorn start");
-    for (int set = 0; set < 7; ++set)
-      for (int axis = 0; axis < 3; ++axis)
+    for (int axis = 0; axis < 3; ++axis)
+      for (int kind = 0; kind < 3; ++kind)
       {
-        factors_[set][axis] = std::make_unique<DeviceArray<double>>(factors.of[set][axis].size());
-        upload(factors_[set][axis]->ptr, factors.of[set][axis]);
+        const std::vector<double>& F =
+          kind == 0 ? factors.kernel[axis] : kind == 1 ? factors.cost[axis] : factors.position[axis];
+        factors_[kind][axis] = std::make_unique<DeviceArray<double>>(F.size());
+        upload(factors_[kind][axis]->ptr, F);
       }
+  }
+
+  // Set `set`'s factor of axis `axis` (GridFactors::of).
+  const double* factor(int set, int axis) const
+  {
+    return factors_[set == CostX + axis ? 1 : set == PositionX + axis ? 2 : 0][axis]->ptr;
   }
 
   void apply(FactorSet set, Buffer in, Buffer out)
@@ -262,9 +276,9 @@ public:
     const double* from = buf(in);
     for (int axis = 0; axis < 3; ++axis)
     {
-      if (!multiply(from, stages[axis], factors_[set][axis]->ptr, axis))
+      if (!multiply(from, stages[axis], factor(set, axis), axis))
         applyAxis<<<blocksFor(n_), kThreads>>>(
-          from, stages[axis], factors_[set][axis]->ptr, dims_[0], dims_[1], dims_[2], axis, log_);
+          from, stages[axis], factor(set, axis), dims_[0], dims_[1], dims_[2], axis, log_);
       check(cudaGetLastError(), "grid Sinkhorn kernel");
       from = stages[axis];
     }
@@ -349,14 +363,14 @@ private:
     if (axis == 0)
     {
       // out (nx x ny nz) = F (nx x nx) in
-      checkBlas(cublasDgemm(blas_.h, CUBLAS_OP_T, CUBLAS_OP_N, n, static_cast<int>(ny * nz), n, &one, F, n, in, n,
+      checkBlas(cublasDgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, n, static_cast<int>(ny * nz), n, &one, F, n, in, n,
                   &zero, out, n),
         "cublasDgemm");
       return true;
     }
     // per plane: out (m x N) = in (m x N) F^T, m the voxels of a line's stride
     const int64_t m = axis == 1 ? nx : nx * ny, planes = axis == 1 ? nz : 1;
-    checkBlas(cublasDgemmStridedBatched(blas_.h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), n, n, &one, in,
+    checkBlas(cublasDgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), n, n, &one, in,
                 static_cast<int>(m), m * N, F, n, 0, &zero, out, static_cast<int>(m), m * N, static_cast<int>(planes)),
       "cublasDgemmStridedBatched");
     return true;
@@ -392,10 +406,10 @@ private:
   bool log_;
   DeviceArray<double> a_, b_, logA_, logB_, prevU_, prevV_, work_, work2_, sums_;
   DeviceArray<int> failedAt_;
-  BlasHandle blas_;
+  cublasHandle_t blas_ = blasHandle();
   std::unique_ptr<DeviceArray<double>> displacement_; // x, y, z per voxel, made at the end
   std::unique_ptr<DeviceArray<double>> buffers_[5];
-  std::unique_ptr<DeviceArray<double>> factors_[7][3];
+  std::unique_ptr<DeviceArray<double>> factors_[3][3]; // kernel, cost, position; per axis
 };
 } // namespace
 

@@ -52,10 +52,17 @@ enum FactorSet : int
   PositionX = 4    // PositionX + axis
 };
 
-// The n_a x n_a factors (row-major) of the seven sets, per axis.
+// The n_a x n_a factors (row-major) per axis: the kernel, the kernel times
+// the axis's cost term, the kernel times the position. Set s applies to
+// axis a the cost or position factor where s is CostX + a or PositionX + a,
+// the kernel otherwise: three matrices an axis, not seven.
 struct GridFactors
 {
-  std::vector<double> of[7][3];
+  std::vector<double> kernel[3], cost[3], position[3];
+  const std::vector<double>& of(int set, int axis) const
+  {
+    return set == CostX + axis ? cost[axis] : set == PositionX + axis ? position[axis] : kernel[axis];
+  }
 };
 
 GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double reg, bool logDomain);
