@@ -53,6 +53,7 @@ def _extension():
 
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy in cuda_runtime_api.h
 
 
 def _stream_of(tensor):
@@ -64,8 +65,14 @@ def _stream_of(tensor):
     if not tensor.is_cuda:
         return 0
     if _raw_stream is not None:
-        return _raw_stream(tensor.device.index)
-    return torch.cuda.current_stream(tensor.device).cuda_stream
+        raw = _raw_stream(tensor.device.index)
+    else:
+        raw = torch.cuda.current_stream(tensor.device).cuda_stream
+    # torch's default stream is the legacy default stream, handle 0; the
+    # kernels take a null stream as "wait for the results" (a C++ caller's
+    # plain call), so it is passed as cudaStreamLegacy (1), the same stream
+    # named so that nothing waits.
+    return raw if raw != 0 else _CUDA_STREAM_LEGACY
 
 
 class SoftEulerFunction(torch.autograd.Function):

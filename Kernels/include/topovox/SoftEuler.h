@@ -63,7 +63,9 @@ struct SoftEulerProblem
   // GPU memory only: the CUDA stream (a cudaStream_t) to run on. Given, the
   // work is enqueued on it after what it already holds, and the call returns
   // without waiting (torch's current stream: no host round trip); null, the
-  // legacy default stream, and the call returns when the results are there.
+  // legacy default stream, and the call returns when the results are there
+  // (to queue on the legacy default stream without waiting, pass
+  // cudaStreamLegacy).
   void* stream = nullptr;
 };
 
