@@ -304,13 +304,11 @@ DistanceTransform distanceTransformEdt(
         // features of the axes done before (copied from the voxel taken)
         // and of axis a itself (that voxel's position on the line); those
         // of the later axes stay each voxel's own coordinates.
-        thread_local std::vector<double> f, gOut, z, l, gv;
+        thread_local std::vector<double> f, gOut, z;
         thread_local std::vector<int32_t> from[3], fOut[3], v;
         const int64_t len = group.len, lines = group.lines;
         v.resize(static_cast<size_t>(len));
         z.resize(static_cast<size_t>(len));
-        l.resize(static_cast<size_t>(len));
-        gv.resize(static_cast<size_t>(len));
         group.gather(g, f);
         gOut = f;
         for (int b = 0; b < a; ++b)
@@ -361,7 +359,7 @@ DistanceTransform distanceTransformEdt(
             narrow = in.g(q) < limit;
           if (!narrow)
           {
-            distance::edtLine(len, s2, in, out, { { v.data(), 1 }, { z.data(), 1 }, { l.data(), 1 }, { gv.data(), 1 } });
+            distance::edtLine(len, s2, in, out, { { v.data(), 1 }, { z.data(), 1 } });
             continue;
           }
           for (int64_t p = 0; p < len; ++p)

@@ -13,7 +13,8 @@
 // neighbouring x and try the same positions of their lines at once
 // (nearestInWindow, coalesced). A line with a voxel farther than
 // kWindowRadius from every background candidate goes on a list instead and
-// is redone afterwards by the lower envelope (edtLine), one thread per line:
+// is redone afterwards by the lower envelope: one thread a line builds it
+// (buildEnvelope), one thread a segment of it answers (envelopeEntry);
 // the CPU chooses line by line in the same way, so both give the same bits.
 #include "topovox/DistanceTransformOnDevice.h"
 
@@ -22,6 +23,9 @@
 
 #include "../common/CudaUtil.cuh"
 #include "../common/ScalarDispatch.h"
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <climits>
@@ -203,12 +207,10 @@ struct WarpVote
 
 // One voxel a thread: x from threadIdx.x, the position along the line from
 // y, the line's other coordinate from z. A warp's 32 threads share their
-// position and read the same window at once. A voxel past windowLimit puts
-// its line (x + nx * other) on the list of wide lines instead, once
-// (wide[line] set), for the envelope kernel.
+// position and read the same window at once. A voxel past windowLimit marks
+// its line (x + nx * other) wide instead, for the envelope kernels.
 template <typename Values, typename Out>
-__global__ void windowKernel(Values values, Pass pass, Out out, const __grid_constant__ WindowSteps steps, int* wide,
-  int64_t* wideLines, unsigned long long* wideCount)
+__global__ void windowKernel(Values values, Pass pass, Out out, const __grid_constant__ WindowSteps steps, int* wide)
 {
   const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const bool inside = x < pass.nx;
@@ -228,41 +230,76 @@ __global__ void windowKernel(Values values, Pass pass, Out out, const __grid_con
         o.take(p, q, best);
       }
       else if (inside)
-      {
-        const int64_t line = x + pass.nx * other;
-        if (atomicExch(wide + line, 1) == 0)
-          wideLines[atomicAdd(wideCount, 1ull)] = line;
-      }
+        wide[x + pass.nx * other] = 1;
     }
 }
 
-// The wide lines by the lower envelope, one thread a line, `slots` threads
-// in all. The stack of a thread (EdtLine.h) lies in shared memory when
-// `shared` (interleaved by thread of the block: each step of the envelope
-// waits on the last, so their latency is its time), else in `global`
-// (interleaved by slot).
-template <typename Values, typename Out>
-__global__ void envelopeKernel(Values values, Pass pass, Out out, const int64_t* wideLines, int64_t count, int64_t slots,
-  bool shared, char* global)
+// The wide lines by the lower envelope, in two kernels over a batch of
+// `count` lines (lines[0..count), in increasing order, so that neighbouring
+// threads read neighbouring voxels). The stacks lie in global memory,
+// interleaved by line of the batch.
+__device__ EnvelopeScratch envelopeStacks(char* memory, int64_t count, int64_t len, int64_t i)
 {
-  extern __shared__ double stackMemory[];
-  const int64_t slot = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (slot >= slots)
+  double* z = reinterpret_cast<double*>(memory);
+  return { { reinterpret_cast<int32_t*>(z + count * len) + i, count }, { z + i, count } };
+}
+constexpr int64_t kEnvelopeEntryBytes = sizeof(double) + sizeof(int32_t);
+
+template <typename Values>
+__device__ PassIn<Values> lineIn(Values values, const Pass& pass, int64_t line)
+{
+  const int64_t x = line % pass.nx, other = line / pass.nx;
+  return { values, x + other * pass.otherStride, pass.step, x };
+}
+
+// One thread a line: its envelope (buildEnvelope), the stack's top in tops.
+template <typename Values>
+__global__ void envelopeBuildKernel(Values values, Pass pass, const int64_t* lines, int64_t count, char* stacks,
+  int32_t* tops)
+{
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= count)
     return;
-  const int64_t stride = shared ? blockDim.x : slots, at = shared ? threadIdx.x : slot;
-  double* doubles = shared ? stackMemory : reinterpret_cast<double*>(global);
-  const int64_t entries = stride * pass.len;
-  const EnvelopeScratch stack{ { reinterpret_cast<int32_t*>(doubles + 3 * entries) + at, stride },
-    { doubles + at, stride }, { doubles + entries + at, stride }, { doubles + 2 * entries + at, stride } };
-  for (int64_t i = slot; i < count; i += slots)
+  const PassIn<Values> in = lineIn(values, pass, lines[i]);
+  tops[i] = static_cast<int32_t>(buildEnvelope(pass.len, pass.s2, in, envelopeStacks(stacks, count, pass.len, i)));
+}
+
+// The answers from the envelopes: one thread a segment of kSegment
+// positions of a line (the line fastest, for coalesced access), which finds
+// its first position's entry by bisection (envelopeEntry) and walks on from
+// there as the CPU walks its lines; on a line with no finite value, every
+// position carried over.
+constexpr int64_t kSegment = 32;
+template <typename Values, typename Out>
+__global__ void envelopeQueryKernel(Values values, Pass pass, Out out, const int64_t* lines, int64_t count,
+  char* stacks, const int32_t* tops)
+{
+  const int64_t segments = (pass.len + kSegment - 1) / kSegment, total = count * segments;
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x)
   {
-    const int64_t l = wideLines[i], x = l % pass.nx, other = l / pass.nx;
-    const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
+    const int64_t i = t % count, p0 = t / count * kSegment, p1 = std::min(p0 + kSegment, pass.len), line = lines[i];
+    const PassIn<Values> in = lineIn(values, pass, line);
     Out o = out;
-    o.first = in.first, o.step = pass.step, o.x = x, o.other = other;
-    if (!edtLine(pass.len, pass.s2, in, o, stack))
-      for (int64_t p = 0; p < pass.len; ++p)
+    o.first = in.first, o.step = pass.step, o.x = in.x, o.other = line / pass.nx;
+    const int64_t top = tops[i];
+    if (top < 0)
+    {
+      for (int64_t p = p0; p < p1; ++p)
         o.take(p, p, in.g(p)); // nothing reached yet: carried over
+      continue;
+    }
+    const EnvelopeScratch stack = envelopeStacks(stacks, count, pass.len, i);
+    int64_t j = envelopeEntry(static_cast<double>(p0), top, stack.z);
+    double zNext = j < top ? stack.z[j + 1] : INFINITY;
+    for (int64_t p = p0; p < p1; ++p)
+    {
+      while (zNext < static_cast<double>(p))
+      {
+        ++j;
+        zNext = j < top ? stack.z[j + 1] : INFINITY;
+      }
+      takeFromEnvelope(p, j, pass.s2, stack, in, o);
+    }
   }
 }
 
@@ -273,39 +310,43 @@ void runPass(Values values, const Pass& pass, const Out& out)
 {
   const int64_t lines = pass.nx * pass.others;
   PooledArray<int> wide(static_cast<size_t>(lines), true);
-  PooledArray<int64_t> wideLines(static_cast<size_t>(lines));
-  PooledArray<unsigned long long> wideCount(1, true);
   const dim3 block(32, 4);
   const dim3 grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>((pass.len + 3) / 4, 65535)),
     static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));
-  windowKernel<<<grid, block>>>(values, pass, out, windowSteps(pass.s2), wide.ptr, wideLines.ptr, wideCount.ptr);
+  windowKernel<<<grid, block>>>(values, pass, out, windowSteps(pass.s2), wide.ptr);
   check(cudaGetLastError(), "distance transform windows");
-  unsigned long long wideTotal = 0;
-  check(cudaMemcpy(&wideTotal, wideCount.ptr, sizeof wideTotal, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  if (!wideTotal)
-    return;
-  const int64_t count = static_cast<int64_t>(wideTotal);
-  const int64_t perLine = pass.len * int64_t(3 * sizeof(double) + sizeof(int32_t));
-  // Shared memory: as many lines a block as 48 KiB hold, up to a warp.
-  const int64_t perBlock = std::min<int64_t>(32, (int64_t(48) << 10) / perLine);
-  // Shared memory while the wide lines are few enough to run at once that
-  // way (each block holds only a few threads); many more run faster from
-  // global memory, with enough threads to hide its latency.
-  const int64_t perMultiprocessor = (int64_t(200) << 10) / perLine;
-  if (perBlock > 0 && count <= int64_t(cuda::multiprocessorCount()) * perMultiprocessor)
+  // The wide lines in increasing order (CUB's stream compaction).
+  PooledArray<int64_t> wideLines(static_cast<size_t>(lines));
+  PooledArray<int64_t> wideCount(1);
+  size_t tempBytes = 0;
+  const thrust::counting_iterator<int64_t> all(0);
+  check(cub::DeviceSelect::Flagged(nullptr, tempBytes, all, wide.ptr, wideLines.ptr, wideCount.ptr, lines),
+    "cub::DeviceSelect::Flagged");
   {
-    envelopeKernel<<<static_cast<unsigned>((count + perBlock - 1) / perBlock),
-      static_cast<unsigned>(perBlock), static_cast<size_t>(perBlock * perLine)>>>(
-      values, pass, out, wideLines.ptr, count, count, true, nullptr);
-    check(cudaGetLastError(), "distance transform envelopes");
-    return;
+    PooledArray<char> temp(tempBytes);
+    check(cub::DeviceSelect::Flagged(temp.ptr, tempBytes, all, wide.ptr, wideLines.ptr, wideCount.ptr, lines),
+      "cub::DeviceSelect::Flagged");
   }
-  // Long lines: the stacks in global memory, up to 1 GiB of them at a time.
-  const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(count, (int64_t(1) << 30) / perLine));
-  PooledArray<char> stacks(static_cast<size_t>(slots * perLine));
-  envelopeKernel<<<cuda::blocksFor(slots, kThreads), kThreads>>>(
-    values, pass, out, wideLines.ptr, count, slots, false, stacks.ptr);
-  check(cudaGetLastError(), "distance transform envelopes");
+  int64_t count = 0;
+  check(cudaMemcpy(&count, wideCount.ptr, sizeof count, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (!count)
+    return;
+  // Batches of lines whose stacks fill up to 1 GiB.
+  const int64_t perLine = pass.len * kEnvelopeEntryBytes;
+  const int64_t batch = std::max<int64_t>(1, std::min<int64_t>(count, (int64_t(1) << 30) / perLine));
+  PooledArray<char> stacks(static_cast<size_t>(batch * perLine));
+  PooledArray<int32_t> tops(static_cast<size_t>(batch));
+  for (int64_t first = 0; first < count; first += batch)
+  {
+    const int64_t n = std::min(batch, count - first);
+    envelopeBuildKernel<<<cuda::blocksFor(n, kThreads), kThreads>>>(values, pass, wideLines.ptr + first, n,
+      stacks.ptr, tops.ptr);
+    check(cudaGetLastError(), "distance transform envelopes");
+    envelopeQueryKernel<<<cuda::blocksFor(n * ((pass.len + kSegment - 1) / kSegment), 256,
+                            int64_t(cuda::multiprocessorCount()) * 16), 256>>>(
+      values, pass, out, wideLines.ptr + first, n, stacks.ptr, tops.ptr);
+    check(cudaGetLastError(), "distance transform envelope answers");
+  }
 }
 
 // The result of an image of one row (or column of rows of one voxel): the

@@ -141,47 +141,97 @@ struct Strided
   TV_HD T& operator[](int64_t i) const { return ptr[i * stride]; }
 };
 
-// The lower envelope's stack, `len` entries of each: parabola v[j] (its
-// g, and l = g + s2 v[j]^2, kept so that no step reads the line again
-// through v[j]) is the lowest from z[j] on.
+// The lower envelope's stack, `len` entries of each: parabola v[j] is the
+// lowest from z[j] on. Its value g and l = g + s2 v[j]^2 are read or
+// recomputed from the line (the same bits) rather than stored: on the GPU
+// the stacks' traffic is the envelope's cost.
 struct EnvelopeScratch
 {
   Strided<int32_t> v;
-  Strided<double> z, l, g;
+  Strided<double> z;
 };
 
-// Runs the line: in.g(q) is the squared distance so far at position q
-// (infinity: no background voxel reached yet); out.take(p, q, g) records
-// that position p's nearest background is the one of position q, at squared
-// distance g. Returns false, writing nothing, when no position of the line
-// is finite.
-template <typename In, typename Out>
-TV_HD bool edtLine(int64_t len, double s2, const In& in, Out& out, const EnvelopeScratch& stack)
+// l of the parabola at q, whose value is fq.
+TV_HD double parabolaL(double s2, int64_t q, double fq)
+{
+  return addRn(fq, squaredStep(s2, static_cast<double>(q)));
+}
+
+// Builds the lower envelope of the line's parabolas: in.g(q) is the squared
+// distance so far at position q (infinity: no background voxel reached
+// yet). Returns the index of the stack's top (-1: no position is finite).
+// The top entry is kept in registers, so that a step that pushes without
+// popping reads no scratch memory, and the next position's value is loaded
+// a step ahead (the GPU's stacks are in global memory, and each step waits
+// on the last).
+template <typename In>
+TV_HD int64_t buildEnvelope(int64_t len, double s2, const In& in, const EnvelopeScratch& stack)
 {
   const double inf = INFINITY;
   int64_t top = -1; // the envelope is stack[0..top]
+  int64_t topV = 0;
+  double topZ = -inf, topL = 0;
+  double next = len > 0 ? in.g(0) : inf;
   for (int64_t q = 0; q < len; ++q)
   {
-    const double fq = in.g(q);
+    const double fq = next;
+    if (q + 1 < len)
+      next = in.g(q + 1);
     if (fq == inf)
       continue;
-    const double lq = addRn(fq, squaredStep(s2, static_cast<double>(q)));
+    const double lq = parabolaL(s2, q, fq);
     double s = -inf;
     while (top >= 0)
     {
-      const int64_t r = stack.v[top];
-      s = subRn(lq, stack.l[top]) / mulRn(2.0 * s2, static_cast<double>(q - r));
-      if (s <= stack.z[top])
-        --top;
-      else
+      s = subRn(lq, topL) / mulRn(2.0 * s2, static_cast<double>(q - topV));
+      if (s > topZ)
         break;
+      if (--top >= 0)
+      {
+        topV = stack.v[top], topZ = stack.z[top];
+        topL = parabolaL(s2, topV, in.g(topV));
+      }
     }
     ++top;
+    topV = q, topZ = top == 0 ? -inf : s, topL = lq;
     stack.v[top] = static_cast<int32_t>(q);
-    stack.z[top] = top == 0 ? -inf : s;
-    stack.l[top] = lq;
-    stack.g[top] = fq;
+    stack.z[top] = topZ;
   }
+  return top;
+}
+
+// The envelope's entry that holds position p: the last j <= top with
+// z[j] < p (z[0] is -infinity and z strictly increases), by bisection. The
+// same j as a walk from 0 that steps while z[j + 1] < p (edtLine's).
+TV_HD int64_t envelopeEntry(double p, int64_t top, const Strided<double>& z)
+{
+  int64_t lo = 0, hi = top;
+  while (lo < hi)
+  {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (z[mid] < p)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+// Position p's answer from the envelope's entry j.
+template <typename In, typename Out>
+TV_HD void takeFromEnvelope(int64_t p, int64_t j, double s2, const EnvelopeScratch& stack, const In& in, Out& out)
+{
+  const int64_t q = stack.v[j];
+  out.take(p, q, addRn(in.g(q), squaredStep(s2, static_cast<double>(p - q))));
+}
+
+// Runs the line: out.take(p, q, g) records that position p's nearest
+// background is the one of position q, at squared distance g. Returns
+// false, writing nothing, when no position of the line is finite.
+template <typename In, typename Out>
+TV_HD bool edtLine(int64_t len, double s2, const In& in, Out& out, const EnvelopeScratch& stack)
+{
+  const int64_t top = buildEnvelope(len, s2, in, stack);
   if (top < 0)
     return false;
   int64_t j = 0;
@@ -189,8 +239,7 @@ TV_HD bool edtLine(int64_t len, double s2, const In& in, Out& out, const Envelop
   {
     while (j < top && stack.z[j + 1] < static_cast<double>(p))
       ++j;
-    const int64_t q = stack.v[j];
-    out.take(p, q, addRn(stack.g[j], squaredStep(s2, static_cast<double>(p - q))));
+    takeFromEnvelope(p, j, s2, stack, in, out);
   }
   return true;
 }
