@@ -61,6 +61,50 @@ std::vector<uint8_t> bandedImage(std::mt19937_64& rng, const std::vector<int64_t
   return f;
 }
 
+// Background planes x = 0, 100, 200, ... and one voxel in 100000: in a
+// pass of many lines, most voxels of most lines are more than 16 samples
+// from the background found so far, and all within 64, so that the lines go
+// through the lower envelope by the crowd rule (EdtLine.h).
+std::vector<uint8_t> planesImage(std::mt19937_64& rng, const std::vector<int64_t>& n)
+{
+  std::vector<uint8_t> f(static_cast<size_t>(n[0] * n[1] * n[2]));
+  for (size_t k = 0; k < f.size(); ++k)
+    f[k] = static_cast<int64_t>(k) % n[0] % 100 == 0 || rng() % 100000 == 0 ? 0 : 1;
+  return f;
+}
+
+// The distance of `samples` voxels drawn at random against the brute force
+// over every background voxel, summed as scipy sums (numpy's first axis, z,
+// first): for images too large for the full brute force.
+bool sampledBruteForce(std::mt19937_64& rng, const std::vector<uint8_t>& image, const std::vector<int64_t>& n,
+  const double s[3], const TransformArray<double>& distances, int samples)
+{
+  std::vector<int64_t> background;
+  for (size_t k = 0; k < image.size(); ++k)
+    if (!image[k])
+      background.push_back(static_cast<int64_t>(k));
+  for (int t = 0; t < samples; ++t)
+  {
+    const int64_t k = static_cast<int64_t>(rng() % image.size());
+    const int64_t c[3] = { k % n[0], k / n[0] % n[1], k / (n[0] * n[1]) };
+    double best = std::numeric_limits<double>::infinity();
+    for (int64_t b : background)
+    {
+      const int64_t f[3] = { b % n[0], b / n[0] % n[1], b / (n[0] * n[1]) };
+      double sum = 0;
+      for (int a = 2; a >= 0; --a)
+      {
+        const double d = static_cast<double>(f[a] - c[a]) * s[a];
+        sum += d * d;
+      }
+      best = std::min(best, sum);
+    }
+    if (std::sqrt(best) != distances[static_cast<size_t>(k)])
+      return false;
+  }
+  return true;
+}
+
 bool sameTransform(const DistanceTransform& a, const DistanceTransform& b)
 {
   bool same = a.distances == b.distances;
@@ -113,22 +157,29 @@ int main(int argc, char** argv)
   std::mt19937_64 rng(5);
   const double samplings[][3] = { { 1, 1, 1 }, { 1, 2, 0.5 }, { 0.25, 1, 4 } };
   std::vector<std::vector<int64_t>> shapes = { { 1, 1, 1 }, { 57, 1, 1 }, { 1, 31, 1 }, { 23, 17, 1 },
-    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 }, { 3, 100, 12 }, { 2, 12, 100 }, { 6, 1, 40 } };
+    { 2, 40, 3 }, { 13, 11, 9 }, { 24, 5, 19 }, { 3, 100, 12 }, { 2, 12, 100 }, { 6, 1, 40 },
+    { 256, 256, 2 } }; // 65536 lines along z: the crowd rule
   if (gpu)
   {
+    shapes.push_back({ 1024, 64, 64 }); // the crowd rule along y and z
     shapes.push_back({ 96, 80, 70 }); // many lines per thread block, some long
     shapes.push_back({ 3, 1900, 2 }); // envelopes too long for shared memory
   }
   // perMille -1: bandedImage, lines of windows and lines of envelopes side by
-  // side (lines longer than twice the window radius: 100 samples).
+  // side (lines longer than twice the window radius: 100 samples); -2:
+  // planesImage.
   for (const auto& n : shapes)
-    for (int perMille : { 0, 3, 100, 600, -1 })
+    for (int perMille : { 0, 3, 100, 600, -1, -2 })
     {
       const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
-      const std::vector<uint8_t> image = perMille < 0 ? bandedImage(rng, n) : randomImage(rng, count, perMille);
+      const std::vector<uint8_t> image = perMille == -1 ? bandedImage(rng, n)
+        : perMille == -2                               ? planesImage(rng, n)
+                                                       : randomImage(rng, count, perMille);
       const GridView g = GridView::contiguous(image.data(), ScalarType::UInt8, n[0], n[1], n[2]);
       const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
-        (perMille < 0 ? std::string(" banded background") : " background " + std::to_string(perMille) + "/1000");
+        (perMille == -1 ? std::string(" banded background")
+            : perMille == -2 ? std::string(" background planes")
+                             : " background " + std::to_string(perMille) + "/1000");
       for (const auto& s : samplings)
       {
         const std::string what = shape + " sampling " + std::to_string(s[0]) + "," + std::to_string(s[1]) + "," +
@@ -143,7 +194,11 @@ int main(int argc, char** argv)
         }
         expect(sameTransform(cpu, distanceTransformEdt(g, s, true, 4, Device::CPU)), what + ": threads 1 == 4");
         if (count > 4000)
-          continue; // the brute force is quadratic
+        {
+          // The brute force is quadratic: a sample of voxels.
+          expect(sampledBruteForce(rng, image, n, s, cpu.distances, 100), what + ": edt == brute force (sampled)");
+          continue;
+        }
         const DistanceTransform bf = distanceTransformBf(g, DistanceMetric::Euclidean, s, false, 1);
         expect(cpu.distances == bf.distances, what + ": edt == brute force");
         bool pointsAtBackground = true;

@@ -294,7 +294,8 @@ DistanceTransform distanceTransformEdt(
       // lower envelope (EdtLine.h), as the GPU chooses.
       if (n[a] == 1)
         continue;
-      const double s2 = sampling[a] * sampling[a], limit = distance::windowLimit(s2);
+      const double s2 = sampling[a] * sampling[a];
+      const int64_t passLines = n[0] * n[1] * n[2] / n[a];
       const distance::WindowSteps steps = distance::windowSteps(s2);
       forLineGroups(n, a, threads, [&](const LineGroup& group) {
         // Values and features of the group's lines gathered (LineGroup);
@@ -354,10 +355,7 @@ DistanceTransform distanceTransformEdt(
             distance::firstAxisLine(len, s2, [&](int64_t q) { return in.g(q) == 0.0; }, out, { v.data(), 1 });
             continue;
           }
-          bool narrow = true;
-          for (int64_t q = 0; q < len && narrow; ++q)
-            narrow = in.g(q) < limit;
-          if (!narrow)
+          if (!distance::lineTakesWindows(len, passLines, s2, in))
           {
             distance::edtLine(len, s2, in, out, { { v.data(), 1 }, { z.data(), 1 } });
             continue;

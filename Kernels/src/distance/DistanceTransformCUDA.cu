@@ -11,11 +11,12 @@
 //    pass, along y for an image of one plane, writes the result itself).
 // Along y and z a thread handles one voxel: neighbouring threads hold
 // neighbouring x and try the same positions of their lines at once
-// (nearestInWindow, coalesced). A line with a voxel farther than
-// kWindowRadius from every background candidate goes on a list instead and
-// is redone afterwards by the lower envelope: one thread a line builds it
-// (buildEnvelope), one thread a segment of it answers (envelopeEntry);
-// the CPU chooses line by line in the same way, so both give the same bits.
+// (nearestInWindow, coalesced). A first kernel chooses, line by line as the
+// CPU does (lineTakesWindows), so that both give the same bits: a line with
+// a voxel farther than kWindowRadius from every background candidate, or
+// with most voxels farther than kCrowdRadius, goes through the lower
+// envelope instead: one thread a line builds it (buildEnvelope), one thread
+// a segment of it answers (envelopeEntry).
 #include "topovox/DistanceTransformOnDevice.h"
 
 #include "DistanceBackends.h"
@@ -205,33 +206,81 @@ struct WarpVote
   __device__ bool operator()(bool b) const { return __any_sync(kAll, b) != 0; }
 };
 
-// One voxel a thread: x from threadIdx.x, the position along the line from
-// y, the line's other coordinate from z. A warp's 32 threads share their
-// position and read the same window at once. A voxel past windowLimit marks
-// its line (x + nx * other) wide instead, for the envelope kernels.
-template <typename Values, typename Out>
-__global__ void windowKernel(Values values, Pass pass, Out out, const __grid_constant__ WindowSteps steps, int* wide)
+// The line choice (lineTakesWindows, the CPU's), counted in parallel: a
+// thread takes kClassifyRun positions of a line (x from threadIdx.x, so
+// that neighbouring threads read neighbouring voxels), sets far[line] when
+// one of them reaches windowLimit and adds those reaching crowdLimit to
+// crowd[line]; decideKernel then sets far[line] = 1 for every line that goes
+// through the envelope. (One thread a whole line would leave a 2D image's
+// few thousand threads waiting on one load after another.)
+constexpr int kClassifyRun = 16;
+template <typename Values>
+__global__ void classifyKernel(Values values, Pass pass, int* far, int* crowd)
 {
   const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  const bool inside = x < pass.nx;
-  const double limit = windowLimit(pass.s2);
+  if (x >= pass.nx)
+    return;
+  const double limit = windowLimit(pass.s2),
+               crowdAt = crowdRuleHolds(pass.nx * pass.others) ? crowdLimit(pass.s2) : INFINITY;
   for (int64_t other = blockIdx.z; other < pass.others; other += gridDim.z)
+  {
+    const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
+    for (int64_t p0 = (blockIdx.y * int64_t(blockDim.y) + threadIdx.y) * kClassifyRun; p0 < pass.len;
+         p0 += int64_t(gridDim.y) * blockDim.y * kClassifyRun)
+    {
+      bool anyFar = false;
+      int count = 0;
+      for (int64_t p = p0; p < p0 + kClassifyRun && p < pass.len; ++p)
+      {
+        const double g = in.g(p);
+        anyFar = anyFar || !(g < limit);
+        count += g >= crowdAt ? 1 : 0;
+      }
+      const int64_t line = x + pass.nx * other;
+      if (anyFar)
+        far[line] = 1;
+      if (count)
+        atomicAdd(crowd + line, count);
+    }
+  }
+}
+
+__global__ void decideKernel(int64_t lines, int64_t len, int* far, const int* crowd)
+{
+  for (int64_t line = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; line < lines;
+       line += int64_t(gridDim.x) * blockDim.x)
+    if (2 * int64_t(crowd[line]) > len)
+      far[line] = 1;
+}
+
+// One voxel a thread of the lines that take windows: x from threadIdx.x,
+// the position along the line from y, the line's other coordinate from z.
+// A warp's 32 threads share their position and read the same window at
+// once.
+template <typename Values, typename Out>
+__global__ void windowKernel(Values values, Pass pass, Out out, const __grid_constant__ WindowSteps steps,
+  const int* wide)
+{
+  const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  for (int64_t other = blockIdx.z; other < pass.others; other += gridDim.z)
+  {
+    const bool active = x < pass.nx && !wide[x + pass.nx * other];
+    if (!__any_sync(kAll, active))
+      continue;
     for (int64_t p = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; p < pass.len; p += int64_t(gridDim.y) * blockDim.y)
     {
       const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
-      const double gp = inside ? in.g(p) : 0.0;
-      const bool narrow = gp < limit; // false for infinity
+      const double gp = active ? in.g(p) : 0.0;
       double best;
-      const int64_t q = nearestInWindow(p, gp, pass.len, steps, in, inside && narrow, WarpVote(), &best);
-      if (inside && narrow)
+      const int64_t q = nearestInWindow(p, gp, pass.len, steps, in, active, WarpVote(), &best);
+      if (active)
       {
         Out o = out;
         o.first = in.first, o.step = pass.step, o.x = x, o.other = other;
         o.take(p, q, best);
       }
-      else if (inside)
-        wide[x + pass.nx * other] = 1;
     }
+  }
 }
 
 // The wide lines by the lower envelope, in two kernels over a batch of
@@ -309,7 +358,17 @@ template <typename Values, typename Out>
 void runPass(Values values, const Pass& pass, const Out& out)
 {
   const int64_t lines = pass.nx * pass.others;
-  PooledArray<int> wide(static_cast<size_t>(lines), true);
+  PooledArray<int> wide(static_cast<size_t>(lines), true), crowd(static_cast<size_t>(lines), true);
+  {
+    const dim3 block(32, 8);
+    const int64_t runs = (pass.len + kClassifyRun - 1) / kClassifyRun;
+    const dim3 grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>((runs + 7) / 8, 65535)),
+      static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));
+    classifyKernel<<<grid, block>>>(values, pass, wide.ptr, crowd.ptr);
+    check(cudaGetLastError(), "distance transform line choice");
+    decideKernel<<<cuda::blocksFor(lines, kThreads, 1 << 20), kThreads>>>(lines, pass.len, wide.ptr, crowd.ptr);
+    check(cudaGetLastError(), "distance transform line choice");
+  }
   const dim3 block(32, 4);
   const dim3 grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>((pass.len + 3) / 4, 65535)),
     static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));

@@ -46,19 +46,32 @@ TV_HD double subRn(double a, double b)
 #endif
 }
 
-// Lines whose squared distances so far all lie below windowLimit(s2) have
-// every voxel's nearest background within kWindowRadius positions: they are
-// transformed voxel by voxel (nearestInWindow), which the GPU's threads do
-// side by side with coalesced loads; the other lines go through edtLine. The
-// CPU and the GPU make the same choice line by line, so they give the same
-// bits. Both ways are exact; with a sampling whose squares round, the two
-// may choose different background voxels at equal distance.
-// TOPOVOX_EDT_WINDOW_RADIUS exists to benchmark other radii; a build sets it
-// for the CPU and the CUDA sources alike, or their bits may differ.
+// A line is transformed voxel by voxel (nearestInWindow: the GPU's threads
+// work side by side with coalesced loads) when every squared distance so
+// far lies below windowLimit(s2), so that each voxel's nearest background
+// is within kWindowRadius positions, and at most half of them reach
+// crowdLimit(s2): a voxel's window search takes about as many steps as its
+// distance, and on lines where most voxels are far the lower envelope
+// (edtLine: a few steps a voxel whatever the distances) is faster. That
+// second rule holds only in passes of at least kCrowdMinLines lines: the
+// GPU builds each envelope on one thread, and a pass of few long lines (a
+// 2D image's) then leaves most of the device idle. Other lines go through
+// the envelope. The CPU and the GPU classify every line
+// alike (lineTakesWindows), so they give the same bits. Both ways are exact;
+// with a sampling whose squares round, they may choose different background
+// voxels at equal distance.
+// TOPOVOX_EDT_WINDOW_RADIUS and TOPOVOX_EDT_CROWD_RADIUS exist to benchmark
+// other radii; a build sets them for the CPU and the CUDA sources alike, or
+// their bits may differ.
 #ifndef TOPOVOX_EDT_WINDOW_RADIUS
 #define TOPOVOX_EDT_WINDOW_RADIUS 64
 #endif
+#ifndef TOPOVOX_EDT_CROWD_RADIUS
+#define TOPOVOX_EDT_CROWD_RADIUS 16
+#endif
 constexpr int kWindowRadius = TOPOVOX_EDT_WINDOW_RADIUS;
+constexpr int kCrowdRadius = TOPOVOX_EDT_CROWD_RADIUS;
+constexpr int64_t kCrowdMinLines = int64_t(1) << 16;
 
 TV_HD double squaredStep(double s2, double d)
 {
@@ -68,6 +81,34 @@ TV_HD double squaredStep(double s2, double d)
 TV_HD double windowLimit(double s2)
 {
   return squaredStep(s2, static_cast<double>(kWindowRadius + 1));
+}
+
+TV_HD double crowdLimit(double s2)
+{
+  return squaredStep(s2, static_cast<double>(kCrowdRadius + 1));
+}
+
+// Whether the crowd rule holds in a pass of `lines` lines.
+TV_HD bool crowdRuleHolds(int64_t lines)
+{
+  return lines >= kCrowdMinLines;
+}
+
+// The choice for a line of `len` positions in a pass of `lines` lines,
+// in.g(q) its squared distances so far: windows (true) or the envelope.
+template <typename In>
+TV_HD bool lineTakesWindows(int64_t len, int64_t lines, double s2, const In& in)
+{
+  const double limit = windowLimit(s2), crowd = crowdRuleHolds(lines) ? crowdLimit(s2) : INFINITY;
+  int64_t far = 0;
+  for (int64_t q = 0; q < len; ++q)
+  {
+    const double g = in.g(q);
+    if (!(g < limit)) // infinity too
+      return false;
+    far += g >= crowd ? 1 : 0;
+  }
+  return 2 * far <= len;
 }
 
 // squaredStep(s2, d) for the steps d of a window, looked up instead of
@@ -161,41 +202,53 @@ TV_HD double parabolaL(double s2, int64_t q, double fq)
 // distance so far at position q (infinity: no background voxel reached
 // yet). Returns the index of the stack's top (-1: no position is finite).
 // The top entry is kept in registers, so that a step that pushes without
-// popping reads no scratch memory, and the next position's value is loaded
-// a step ahead (the GPU's stacks are in global memory, and each step waits
-// on the last).
+// popping reads no scratch memory, and the line's values are loaded
+// kAhead at a time before they are used: a GPU thread builds a whole line
+// alone (on a 2D image, one thread a column), and these loads in flight
+// together are most of its time.
 template <typename In>
 TV_HD int64_t buildEnvelope(int64_t len, double s2, const In& in, const EnvelopeScratch& stack)
 {
+  constexpr int kAhead = 8;
   const double inf = INFINITY;
   int64_t top = -1; // the envelope is stack[0..top]
   int64_t topV = 0;
   double topZ = -inf, topL = 0;
-  double next = len > 0 ? in.g(0) : inf;
-  for (int64_t q = 0; q < len; ++q)
+  for (int64_t q0 = 0; q0 < len; q0 += kAhead)
   {
-    const double fq = next;
-    if (q + 1 < len)
-      next = in.g(q + 1);
-    if (fq == inf)
-      continue;
-    const double lq = parabolaL(s2, q, fq);
-    double s = -inf;
-    while (top >= 0)
+    double ahead[kAhead];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = 0; k < kAhead; ++k)
+      ahead[k] = q0 + k < len ? in.g(q0 + k) : inf;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = 0; k < kAhead; ++k)
     {
-      s = subRn(lq, topL) / mulRn(2.0 * s2, static_cast<double>(q - topV));
-      if (s > topZ)
-        break;
-      if (--top >= 0)
+      const double fq = ahead[k];
+      if (fq == inf)
+        continue;
+      const int64_t q = q0 + k;
+      const double lq = parabolaL(s2, q, fq);
+      double s = -inf;
+      while (top >= 0)
       {
-        topV = stack.v[top], topZ = stack.z[top];
-        topL = parabolaL(s2, topV, in.g(topV));
+        s = subRn(lq, topL) / mulRn(2.0 * s2, static_cast<double>(q - topV));
+        if (s > topZ)
+          break;
+        if (--top >= 0)
+        {
+          topV = stack.v[top], topZ = stack.z[top];
+          topL = parabolaL(s2, topV, in.g(topV));
+        }
       }
+      ++top;
+      topV = q, topZ = top == 0 ? -inf : s, topL = lq;
+      stack.v[top] = static_cast<int32_t>(q);
+      stack.z[top] = topZ;
     }
-    ++top;
-    topV = q, topZ = top == 0 ? -inf : s, topL = lq;
-    stack.v[top] = static_cast<int32_t>(q);
-    stack.z[top] = topZ;
   }
   return top;
 }
