@@ -127,7 +127,7 @@ constexpr int kMaxChunks = 4, kGroup = 32 * kMaxChunks;
 // step's terms (at most 32 a threshold) are summed in Acc, the steps' sums
 // in double, the warps' in shared memory, the blocks' by global atomics.
 template <typename T, int kChunks>
-__global__ void forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
+__global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
   const T* __restrict__ thresholds, int nt, int64_t batch, double* acc)
 {
   using Math = TermMath<T>;

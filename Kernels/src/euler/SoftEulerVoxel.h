@@ -29,13 +29,17 @@ TV_HD void softPosition(const SoftVoxelParams& P, int64_t i, int64_t j, int64_t 
 }
 
 // h = weight * x + alpha * <u, p> for the value x at (i, j, k); NaN for NaN.
+// With alpha 0 (the image's own filtration) the position is not computed.
 TV_HD double softHeightOf(double x, const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k)
 {
   if (x != x)
     return x;
+  const double level = P.weight != 0 ? P.weight * x : 0.0;
+  if (P.alpha == 0)
+    return level;
   double pos[3];
   softPosition(P, i, j, k, pos);
-  return (P.weight != 0 ? P.weight * x : 0.0) + P.alpha * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
+  return level + P.alpha * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
 }
 
 template <typename T>
@@ -44,38 +48,54 @@ TV_HD double softHeight(const T* image, const SoftVoxelParams& P, int64_t i, int
   return softHeightOf(static_cast<double>(image[i + P.dims[0] * (j + P.dims[1] * k)]), P, i, j, k);
 }
 
+// The neighbours b in [First, Last) of the voxel (i, j, k), of height h,
+// that precede it in the order of heights (EulerCells.h: value, then index;
+// NaN last), as bits. Their values are all loaded before any is compared:
+// on the GPU the loads are then in flight together, where a compare after
+// each load would wait out one memory latency after another (a small
+// image's whole time).
+template <int First, int Last, typename T>
+TV_HD uint32_t precedingNeighbours(
+  const T* image, const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, double h)
+{
+  const int64_t at = i + P.dims[0] * (j + P.dims[1] * k), sy = P.dims[0], sz = P.dims[0] * P.dims[1];
+  const bool low[3] = { i > 0, j > 0, k > 0 };
+  const bool high[3] = { i + 1 < P.dims[0], j + 1 < P.dims[1], k + 1 < P.dims[2] };
+  T value[Last - First];
+  uint32_t inside = 0;
+#pragma unroll
+  for (int b = First; b < Last; ++b)
+  {
+    bool in = b != kCenterBit;
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+      in = in && (choiceAxis(b, a) < 0 ? low[a] : choiceAxis(b, a) > 0 ? high[a] : true);
+    inside |= in ? 1u << b : 0u;
+    value[b - First] = in ? image[at + choiceAxis(b, 0) + sy * choiceAxis(b, 1) + sz * choiceAxis(b, 2)] : T(0);
+  }
+  uint32_t mask = 0;
+#pragma unroll
+  for (int b = First; b < Last; ++b)
+    if (inside >> b & 1u)
+    {
+      const double hq = softHeightOf(static_cast<double>(value[b - First]), P, i + choiceAxis(b, 0),
+        j + choiceAxis(b, 1), k + choiceAxis(b, 2));
+      if (precedes<false>(hq, h, b))
+        mask |= 1u << b;
+    }
+  return mask;
+}
+
 // Sum of (-1)^dim over the cells the voxel (i, j, k), of height h, owns in
-// the order of heights (EulerCells.h: value, then index; NaN last). The 26
-// neighbours' values are all loaded before any is compared: on the GPU the
-// loads are then in flight together, where a compare after each load would
-// wait out 26 memory latencies one after another (a small image's whole
-// time).
+// the order of heights. An image of one plane looks at the 9 neighbours of
+// its plane (bits 9 to 17) only: the others are outside it.
 template <typename T>
 TV_HD int softSignedCount(const T* image, const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, double h)
 {
   if (h != h)
     return 0;
-  T value[27];
-  uint32_t inside = 0;
-#pragma unroll
-  for (int b = 0; b < 27; ++b)
-  {
-    const int64_t q[3] = { i + choiceAxis(b, 0), j + choiceAxis(b, 1), k + choiceAxis(b, 2) };
-    const bool in = b != kCenterBit && q[0] >= 0 && q[1] >= 0 && q[2] >= 0 && q[0] < P.dims[0] &&
-      q[1] < P.dims[1] && q[2] < P.dims[2];
-    inside |= in ? 1u << b : 0u;
-    value[b] = in ? image[q[0] + P.dims[0] * (q[1] + P.dims[1] * q[2])] : T(0);
-  }
-  uint32_t mask = 0;
-#pragma unroll
-  for (int b = 0; b < 27; ++b)
-    if (inside >> b & 1u)
-    {
-      const double hq = softHeightOf(static_cast<double>(value[b]), P, i + choiceAxis(b, 0), j + choiceAxis(b, 1),
-        k + choiceAxis(b, 2));
-      if (precedes<false>(hq, h, b))
-        mask |= 1u << b;
-    }
+  const uint32_t mask = P.dims[2] == 1 ? precedingNeighbours<9, 18>(image, P, i, j, k, h)
+                                       : precedingNeighbours<0, 27>(image, P, i, j, k, h);
   const uint32_t packed = P.tConstruction ? ownedCellCounts<true>(mask, P.axes) : ownedCellCounts<false>(mask, P.axes);
   return static_cast<int>(packed & 255u) - static_cast<int>((packed >> 8) & 255u) +
     static_cast<int>((packed >> 16) & 255u) - static_cast<int>((packed >> 24) & 255u);
