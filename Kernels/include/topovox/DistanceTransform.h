@@ -11,10 +11,11 @@
 //
 // * edt: exact Euclidean, axis by axis, carrying the nearest voxel: along x
 //   the row's nearest background voxel; along y and z a line whose voxels
-//   all lie within 64 samples of their best candidate goes voxel by voxel
-//   over a window that grows until no farther candidate can win, the other
-//   lines through Felzenszwalb and Huttenlocher's lower envelope (CPU and GPU
-//   choose alike, line by line: EdtLine.h). Float64, distances computed
+//   all lie within 64 samples of their best candidate (and, in a pass of
+//   65536 lines or more, at most half of them 17 samples or more) goes voxel
+//   by voxel over a window that grows until no farther candidate can win,
+//   the other lines through Felzenszwalb and Huttenlocher's lower envelope
+//   (CPU and GPU choose alike, line by line: EdtLine.h). Float64, distances computed
 //   from the indices as scipy computes them: sqrt of the squared offsets
 //   times sampling, summed from numpy's first axis (z) to its last (x). An
 //   image without background gets scipy's answer: the nearest "background"
