@@ -1,12 +1,13 @@
 // SoftEulerCUDA.cu - the differentiable Euler curve on the GPU: one thread
 // per voxel (grid-stride, warps together) runs SoftEulerVoxel.h, the CPU
-// path's own code, for its height and signed cell count; the per-threshold
-// terms of a warp's 32 voxels are summed by a reduce-scatter (a lane per
-// threshold), then through shared-memory double accumulators, with one round
-// of global atomics per block. Float images' terms are computed in float
-// (double images' in double): the GPU's float rate is many times its
-// double rate. Every input stays in GPU memory: the direction, alpha and
-// thresholds are read by the kernels themselves.
+// path's own code, for its height and signed cell count; then the lanes
+// turn to the thresholds (32 to 128 a block, more in blocks along z): each
+// voxel of the warp with a nonzero count is broadcast, and every lane adds
+// the terms of its own thresholds. Sums go through shared-memory double
+// accumulators, with one round of global atomics per block. Float images'
+// terms are computed in float (double images' in double): the GPU's float
+// rate is many times its double rate. Every input stays in GPU memory: the
+// direction, alpha and thresholds are read by the kernels themselves.
 #include "SoftEulerBackends.h"
 
 #include "../common/CudaUtil.cuh"
@@ -25,7 +26,6 @@ namespace euler
 namespace
 {
 constexpr int kThreads = 256;
-constexpr int kSharedThresholds = 1024; // beyond, global atomics
 
 using cuda::check;
 
@@ -51,50 +51,18 @@ __device__ __forceinline__ double warpSum(double v)
 // sigmoid by the hardware's exp: its error, about 1e-7 relative, is below
 // float32's own; the argument lambda (t - h) is formed in double, so that
 // large heights lose nothing), double images in double.
-// kScatter: the terms of 32 thresholds at a time, summed by reduce-scatter
-// (float: 32 terms in 32 registers); double keeps one threshold at a time
-// (32 doubles would take 64 registers and halve the threads per SM).
 template <typename T>
 struct TermMath
 {
   using Acc = double;
-  static constexpr bool kScatter = false;
   __device__ static double sigmoid(double z) { return softSigmoid(z); }
 };
 template <>
 struct TermMath<float>
 {
   using Acc = float;
-  static constexpr bool kScatter = true;
   __device__ static float sigmoid(double z) { return __fdividef(1.0f, 1.0f + __expf(-static_cast<float>(z))); }
 };
-
-// 32 values per lane in, and lane l returns the sum over the warp's lanes
-// of value l: a reduce-scatter in 31 shuffles, where a sum per value would
-// take 32 x 5. At step O (16, 8, ..., 1) a lane keeps the half of its first
-// 2 O values whose index has the lane's bit O, adding the partner's copy of
-// that half. One template per step, so that every index is a constant and
-// v stays in registers (a loop over O leaves it in local memory).
-template <int O, typename Acc>
-__device__ __forceinline__ void reduceScatterStep(Acc (&v)[32], int lane)
-{
-  const bool upper = (lane & O) != 0;
-#pragma unroll
-  for (int j = 0; j < O; ++j)
-  {
-    const Acc low = v[j], high = v[j + O];
-    v[j] = (upper ? high : low) + __shfl_xor_sync(0xffffffffu, upper ? low : high, O);
-  }
-  if constexpr (O > 1)
-    reduceScatterStep<O / 2>(v, lane);
-}
-
-template <typename Acc>
-__device__ __forceinline__ Acc reduceScatter(Acc (&v)[32], int lane)
-{
-  reduceScatterStep<16>(v, lane);
-  return v[0];
-}
 
 // The voxel v's grid position (i, j, k): in 32 bits where the image allows
 // (64-bit division costs tens of instructions a voxel).
@@ -190,38 +158,52 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
   }
 }
 
-// Direction d = blockIdx.y of D = gridDim.y: gradImages per voxel (added
-// atomically when D > 1: the caller zeroes it), acc[0..nt) dL/dt,
-// acc[nt + 3 d ..] dL/du_d, acc[nt + 3 D] dL/dalpha; the block's sums in
-// shared memory as [dL/dt..., dL/du_d (3), dL/dalpha]; the per-threshold
-// sums by reduce-scatter, as in the forward kernel.
-template <typename T>
-__global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
-  const T* __restrict__ thresholds, int nt, int64_t batch, const T* __restrict__ gradChi, T* gradImages, double* acc)
+// The backward, direction d = blockIdx.y of D = gridDim.y, thresholds of
+// group blockIdx.z, with the forward's mapping: per warp step each lane
+// finds its voxel's height and count, then every voxel with a nonzero count
+// is broadcast, lane l evaluates the terms d_t = dL/dchi_t c lambda s (1 - s)
+// of its own thresholds (adding them to its dL/dt) and a warp sum gives the
+// voxel's dL/dh = -sum_t d_t, which its own lane keeps. Then per voxel
+// gradImages (added atomically when `accumulate`: several directions or
+// threshold groups; the caller zeroes it), and the parts of dL/du and
+// dL/dalpha. acc[0..nt) dL/dt, acc[nt + 3 d ..] dL/du_d, acc[nt + 3 D]
+// dL/dalpha; the block's sums in shared memory first.
+template <typename T, int kChunks>
+__global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
+  const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch,
+  const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
-  extern __shared__ double shared[];
-  const int d = blockIdx.y, nd = gridDim.y;
+  __shared__ double sums[32 * kChunks + 4]; // dL/dt of the group, dL/du (3), dL/dalpha
+  const int d = blockIdx.y, nd = gridDim.y, group = blockIdx.z * kGroup;
   const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
-  // The global slot of shared slot k.
-  auto slot = [&](int k) { return k < nt ? k : (k < nt + 3 ? nt + 3 * d + (k - nt) : nt + 3 * nd); };
-  const bool useShared = nt + 4 <= kSharedThresholds;
-  double* sums = shared; // unused unless useShared
-  if (useShared)
-  {
-    for (int t = threadIdx.x; t < nt + 4; t += blockDim.x)
-      shared[t] = 0;
-    __syncthreads();
-  }
+  for (int k = threadIdx.x; k < 32 * kChunks + 4; k += blockDim.x)
+    sums[k] = 0;
+  __syncthreads();
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
   const int lane = threadIdx.x & 31;
   const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   const Acc lambda = static_cast<Acc>(P.lambda);
+  double tau[kChunks]; // this lane's thresholds (NaN past the last)
+#pragma unroll
+  for (int q = 0; q < kChunks; ++q)
+  {
+    const int t = group + lane + 32 * q;
+    tau[q] = t < nt ? static_cast<double>(thresholds[t]) : NAN;
+  }
+  double dT[kChunks] = {};
+  double dU[4] = {}; // this lane's parts of dL/du and dL/dalpha
   for (int64_t b = 0; b < batch; ++b)
   {
     const T* image = images + b * voxels;
-    const T* g = gradChi + (b * nd + d) * nt;
+    Acc gq[kChunks]; // dL/dchi of this lane's thresholds (0 past the last)
+#pragma unroll
+    for (int q = 0; q < kChunks; ++q)
+    {
+      const int t = group + lane + 32 * q;
+      gq[q] = t < nt ? static_cast<Acc>(gradChi[(b * nd + d) * nt + t]) : Acc(0);
+    }
     for (int64_t base = first; base < voxels; base += stride)
     {
       const int64_t v = base + lane;
@@ -230,76 +212,76 @@ __global__ void backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
       int64_t i = 0, j = 0, k = 0;
       if (v < voxels)
       {
-        i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
+        voxelIndex(v, P, i, j, k);
         h = softHeight(image, P, i, j, k);
         c = softSignedCount(image, P, i, j, k, h);
       }
       double dh = 0;
-      if (!Math::kScatter && __any_sync(0xffffffffu, c != 0))
-        for (int t = 0; t < nt; ++t)
-        {
-          double d = 0;
-          if (c)
-          {
-            const double s = Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t]) - h));
-            d = static_cast<double>(g[t]) * c * P.lambda * s * (1.0 - s);
-          }
-          dh -= d;
-          const double sum = warpSum(d);
-          if (lane == 0 && sum != 0)
-            atomicAdd(useShared ? &sums[t] : &acc[t], sum);
-        }
-      if (Math::kScatter && __any_sync(0xffffffffu, c != 0))
-        for (int t0 = 0; t0 < nt; t0 += 32)
-        {
-          Acc terms[32];
-          Acc mine = 0;
+      Acc step[kChunks] = {};
+      for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
+      {
+        const int src = __ffs(live) - 1;
+        const double hs = __shfl_sync(0xffffffffu, h, src);
+        const Acc cl = static_cast<Acc>(__shfl_sync(0xffffffffu, c, src)) * lambda;
+        Acc mine = 0;
 #pragma unroll
-          for (int q = 0; q < 32; ++q)
-          {
-            Acc d = 0;
-            if (c && t0 + q < nt)
-            {
-              const Acc s = Math::sigmoid(P.lambda * (static_cast<double>(thresholds[t0 + q]) - h));
-              d = static_cast<Acc>(g[t0 + q]) * static_cast<Acc>(c) * lambda * s * (Acc(1) - s);
-            }
-            mine -= d;
-            terms[q] = d;
-          }
-          dh += static_cast<double>(mine);
-          const Acc sum = reduceScatter(terms, lane);
-          if (t0 + lane < nt && sum != 0)
-            atomicAdd(useShared ? &sums[t0 + lane] : &acc[t0 + lane], static_cast<double>(sum));
+        for (int q = 0; q < kChunks; ++q)
+        {
+          const Acc s = Math::sigmoid(P.lambda * (tau[q] - hs));
+          const Acc term = group + lane + 32 * q < nt ? gq[q] * cl * s * (Acc(1) - s) : Acc(0);
+          step[q] += term;
+          mine += term;
         }
+        for (int offset = 16; offset > 0; offset >>= 1)
+          mine += __shfl_xor_sync(0xffffffffu, mine, offset);
+        if (lane == src)
+          dh = -static_cast<double>(mine);
+      }
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q)
+        dT[q] += static_cast<double>(step[q]);
       if (v < voxels && gradImages)
       {
-        if (nd == 1)
-          gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
-        else
-          atomicAdd(&gradImages[b * voxels + v], static_cast<T>(P.weight * dh));
-      }
-      double pos[3] = { 0, 0, 0 };
-      if (v < voxels)
-        softPosition(P, i, j, k, pos);
-      double part[4];
-      for (int a = 0; a < 3; ++a)
-        part[a] = dh * P.alpha * pos[a];
-      part[3] = dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
-      if (__any_sync(0xffffffffu, dh != 0))
-        for (int a = 0; a < 4; ++a)
+        if (accumulate)
         {
-          const double sum = warpSum(part[a]);
-          if (lane == 0 && sum != 0)
-            atomicAdd(useShared ? &sums[nt + a] : &acc[slot(nt + a)], sum);
+          if (dh != 0)
+            atomicAdd(&gradImages[b * voxels + v], static_cast<T>(P.weight * dh));
         }
+        else
+          gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
+      }
+      if (dh != 0)
+      {
+        double pos[3];
+        softPosition(P, i, j, k, pos);
+        for (int a = 0; a < 3; ++a)
+          dU[a] += dh * P.alpha * pos[a];
+        dU[3] += dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
+      }
     }
   }
-  if (useShared)
+#pragma unroll
+  for (int q = 0; q < kChunks; ++q)
+    if (group + lane + 32 * q < nt && dT[q] != 0)
+      atomicAdd(&sums[lane + 32 * q], dT[q]);
+  for (int a = 0; a < 4; ++a)
   {
-    __syncthreads();
-    for (int k = threadIdx.x; k < nt + 4; k += blockDim.x)
-      if (shared[k] != 0)
-        atomicAdd(&acc[slot(k)], shared[k]);
+    const double part = warpSum(dU[a]);
+    if (lane == 0 && part != 0)
+      atomicAdd(&sums[32 * kChunks + a], part);
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < 32 * kChunks + 4; k += blockDim.x)
+  {
+    if (sums[k] == 0)
+      continue;
+    if (k < 32 * kChunks)
+    {
+      if (group + k < nt)
+        atomicAdd(&acc[group + k], sums[k]);
+    }
+    else
+      atomicAdd(&acc[k - 32 * kChunks < 3 ? nt + 3 * d + (k - 32 * kChunks) : nt + 3 * nd], sums[k]);
   }
 }
 
@@ -362,13 +344,23 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
   {
     double* acc = static_cast<double*>(cuda::streamScratch(slots * sizeof(double), stream));
     check(cudaMemsetAsync(acc, 0, slots * sizeof(double), stream), "cudaMemset");
-    if (gradImages && nd > 1) // the directions add their parts
+    if (gradImages && (nd > 1 || nt > kGroup)) // the directions and threshold groups add their parts
       check(cudaMemsetAsync(gradImages, 0, static_cast<size_t>(p.batch * voxels) * sizeof(T), stream), "cudaMemset");
-    const size_t shared = nt + 4 <= kSharedThresholds ? (nt + 4) * sizeof(double) : 0;
-    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd));
-    backwardKernel<T><<<grid, kThreads, shared, stream>>>(static_cast<const T*>(p.images), P,
-      static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-      p.batch, gradChi, gradImages, acc);
+    const int groups = (nt + kGroup - 1) / kGroup;
+    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd), static_cast<unsigned>(groups));
+    const bool accumulate = nd > 1 || groups > 1; // several blocks add to a voxel's gradient
+    const auto args = std::make_tuple(static_cast<const T*>(p.images), P, static_cast<const T*>(p.direction),
+      static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt, p.batch, gradChi, gradImages,
+      accumulate, acc);
+    auto launch = [&](auto kernel) {
+      std::apply([&](auto... a) { kernel<<<grid, kThreads, 0, stream>>>(a...); }, args);
+    };
+    if (nt <= 32)
+      launch(backwardKernel<T, 1>);
+    else if (nt <= 64)
+      launch(backwardKernel<T, 2>);
+    else
+      launch(backwardKernel<T, kMaxChunks>);
     check(cudaGetLastError(), "soft Euler backward kernel");
     if (gradThresholds)
       castKernel<T><<<1, kThreads, 0, stream>>>(acc, gradThresholds, nt);
