@@ -17,7 +17,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <tuple>
+#include <type_traits>
 
 namespace topovox
 {
@@ -292,6 +292,20 @@ __global__ void castKernel(const double* in, T* out, int64_t n)
     out[k] = static_cast<T>(in[k]);
 }
 
+// Calls launch(std::integral_constant<int, chunks>) with the chunks of 32
+// thresholds a lane takes for nt thresholds (up to kMaxChunks; more go to
+// further threshold groups).
+template <typename Launch>
+void withChunks(int nt, Launch launch)
+{
+  if (nt <= 32)
+    launch(std::integral_constant<int, 1>());
+  else if (nt <= 64)
+    launch(std::integral_constant<int, 2>());
+  else
+    launch(std::integral_constant<int, kMaxChunks>());
+}
+
 int blocksFor(int64_t voxels)
 {
   return static_cast<int>(cuda::blocksFor(voxels, kThreads, 8 * int64_t(cuda::multiprocessorCount())));
@@ -312,17 +326,11 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
     // threshold groups along z.
     const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd),
       static_cast<unsigned>((nt + kGroup - 1) / kGroup));
-    const auto args = std::make_tuple(static_cast<const T*>(p.images), P, static_cast<const T*>(p.direction),
-      static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt, p.batch, acc);
-    auto launch = [&](auto kernel) {
-      std::apply([&](auto... a) { kernel<<<grid, kThreads, 0, stream>>>(a...); }, args);
-    };
-    if (nt <= 32)
-      launch(forwardKernel<T, 1>);
-    else if (nt <= 64)
-      launch(forwardKernel<T, 2>);
-    else
-      launch(forwardKernel<T, kMaxChunks>);
+    withChunks(nt, [&](auto chunks) {
+      forwardKernel<T, decltype(chunks)::value><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(p.images), P,
+        static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
+        p.batch, acc);
+    });
     check(cudaGetLastError(), "soft Euler forward kernel");
     castKernel<T><<<blocksFor(curves), kThreads, 0, stream>>>(acc, chi, curves);
     check(cudaGetLastError(), "soft Euler cast kernel");
@@ -349,18 +357,11 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
     const int groups = (nt + kGroup - 1) / kGroup;
     const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd), static_cast<unsigned>(groups));
     const bool accumulate = nd > 1 || groups > 1; // several blocks add to a voxel's gradient
-    const auto args = std::make_tuple(static_cast<const T*>(p.images), P, static_cast<const T*>(p.direction),
-      static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt, p.batch, gradChi, gradImages,
-      accumulate, acc);
-    auto launch = [&](auto kernel) {
-      std::apply([&](auto... a) { kernel<<<grid, kThreads, 0, stream>>>(a...); }, args);
-    };
-    if (nt <= 32)
-      launch(backwardKernel<T, 1>);
-    else if (nt <= 64)
-      launch(backwardKernel<T, 2>);
-    else
-      launch(backwardKernel<T, kMaxChunks>);
+    withChunks(nt, [&](auto chunks) {
+      backwardKernel<T, decltype(chunks)::value><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(p.images), P,
+        static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
+        p.batch, gradChi, gradImages, accumulate, acc);
+    });
     check(cudaGetLastError(), "soft Euler backward kernel");
     if (gradThresholds)
       castKernel<T><<<1, kThreads, 0, stream>>>(acc, gradThresholds, nt);
