@@ -91,6 +91,9 @@ def ratio(a, b):
     return "—" if a is None or b is None else f"{b / a:.1f}x"
 
 
+FIELDS = ("smooth", "planes", "balls", "one")
+
+
 def binary_field(kind, shape, smooth):
     """The binary input of the transforms and binary operators."""
     if kind == "smooth":
@@ -111,7 +114,7 @@ def binary_field(kind, shape, smooth):
         out = np.ones(shape, np.uint8)
         out[tuple(s // 3 for s in shape)] = 0
         return out
-    raise SystemExit("unknown --field " + kind)
+    raise ValueError(kind)
 
 
 def main():
@@ -121,9 +124,13 @@ def main():
     ap.add_argument("--ops", default=",".join(OPS), help="operators to run, comma-separated")
     ap.add_argument("--no-cpu", action="store_true", help="skip our CPU path and scipy (GPU columns only)")
     ap.add_argument("--scipy-max", type=int, default=17_000_000, help="largest voxel count scipy runs on")
-    ap.add_argument("--field", default="smooth", choices=["smooth", "planes", "balls", "one"],
-                    help="the binary input (see above)")
+    ap.add_argument("--field", default="smooth",
+                    help="the binary inputs, comma-separated: smooth, planes, balls, one (see above)")
     args = ap.parse_args()
+    fields = args.field.split(",")
+    for f in fields:
+        if f not in FIELDS:
+            raise SystemExit("unknown --field " + f)
     work = tempfile.mkdtemp(prefix="topovox-morph-")
     gpu = cp is not None and cp.cuda.runtime.getDeviceCount() > 0
     if gpu:
@@ -139,35 +146,43 @@ def main():
         rng = np.random.default_rng(0)
         grey = ndi.gaussian_filter(rng.standard_normal(shape, dtype=np.float32), 2.0) if not gpu else \
             cndi.gaussian_filter(cp.random.default_rng(0).standard_normal(shape, dtype=cp.float32), 2.0).get()
-        binary = binary_field(args.field, shape, grey)
         files = {"float32": os.path.join(work, "grey.raw"), "uint8": os.path.join(work, "binary.raw")}
         grey.tofile(files["float32"])
-        binary.tofile(files["uint8"])
         big = grey.size > 50_000_000
-        for op in args.ops.split(","):
-            dtype = "float32" if op.startswith("grey") else "uint8"
-            host = grey if dtype == "float32" else binary.astype(bool)
-            g = ours(args.bench, op, files[dtype], dtype, shape, "gpu", 3) if gpu and op != "cdt_chessboard" else None
-            r = ours(args.bench, op, files[dtype], dtype, shape, "resident", 5) if gpu else None
-            c = None if args.no_cpu else ours(args.bench, op, files[dtype], dtype, shape, "cpu", 1 if big else 2)
-            cd = ce = None
-            if gpu:
-                dev = cp.asarray(host)
-                call = peer_call(cndi, op, dev)
-                if call:
-                    sync = cp.cuda.Device().synchronize
-                    cd = best_of(call, 3, sync)
+        for field in fields:
+            binary = binary_field(field, shape, grey)
+            binary.tofile(files["uint8"])
+            label = "x".join(map(str, shape)) + ("" if field == "smooth" else " " + field)
+            for op in args.ops.split(","):
+                if field != "smooth" and op.startswith("grey"):
+                    continue  # the fields are binary inputs; the grey rows are the smooth field's
+                run_op(args, gpu, op, shape, label, grey, binary, files, big)
 
-                    def with_transfers():
-                        r = peer_call(cndi, op, cp.asarray(host))()
-                        (r[0] if isinstance(r, tuple) else r).get()
-                    ce = best_of(with_transfers, 3, sync)
-                del dev
-                cp.get_default_memory_pool().free_all_blocks()
-            s = best_of(peer_call(ndi, op, host), 1) if host.size <= args.scipy_max and not args.no_cpu else None
-            label = "x".join(map(str, shape)) + ("" if args.field == "smooth" else " " + args.field)
-            print(f"| {label} | {op} | {fmt(r)} | {fmt(g)} | {fmt(c)} | {fmt(cd)} | {fmt(ce)} | "
-                  f"{fmt(s)} | {ratio(r, cd)} | {ratio(g, ce)} | {ratio(c, s)} |", flush=True)
+
+def run_op(args, gpu, op, shape, label, grey, binary, files, big):
+    """One row: ours and the peers on one operator and input."""
+    dtype = "float32" if op.startswith("grey") else "uint8"
+    host = grey if dtype == "float32" else binary.astype(bool)
+    g = ours(args.bench, op, files[dtype], dtype, shape, "gpu", 3) if gpu and op != "cdt_chessboard" else None
+    r = ours(args.bench, op, files[dtype], dtype, shape, "resident", 5) if gpu else None
+    c = None if args.no_cpu else ours(args.bench, op, files[dtype], dtype, shape, "cpu", 1 if big else 2)
+    cd = ce = None
+    if gpu:
+        dev = cp.asarray(host)
+        call = peer_call(cndi, op, dev)
+        if call:
+            sync = cp.cuda.Device().synchronize
+            cd = best_of(call, 3, sync)
+
+            def with_transfers():
+                r = peer_call(cndi, op, cp.asarray(host))()
+                (r[0] if isinstance(r, tuple) else r).get()
+            ce = best_of(with_transfers, 3, sync)
+        del dev
+        cp.get_default_memory_pool().free_all_blocks()
+    s = best_of(peer_call(ndi, op, host), 1) if host.size <= args.scipy_max and not args.no_cpu else None
+    print(f"| {label} | {op} | {fmt(r)} | {fmt(g)} | {fmt(c)} | {fmt(cd)} | {fmt(ce)} | "
+          f"{fmt(s)} | {ratio(r, cd)} | {ratio(g, ce)} | {ratio(c, s)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -53,9 +53,10 @@ topovox::SoftEulerProblem problemOf(const torch::Tensor& images, const torch::Te
   p.thresholds = thresholds.data_ptr();
   p.direction = direction.data_ptr();
   p.alpha = alpha.data_ptr();
-  // CUDA tensors: the caller's current stream (torch.cuda.current_stream()
-  // .cuda_stream, passed from Python so that this file needs no CUDA
-  // headers); the kernels queue behind what it holds and nothing waits.
+  // CUDA tensors: the caller's current stream, passed from Python so that
+  // this file needs no CUDA headers (topovox_torch._stream_of: torch's
+  // default stream as cudaStreamLegacy, since a null stream would make the
+  // call wait); the kernels queue behind what it holds and nothing waits.
   p.stream = images.is_cuda() ? reinterpret_cast<void*>(static_cast<intptr_t>(stream)) : nullptr;
   return p;
 }

@@ -56,9 +56,9 @@ TV_HD double subRn(double a, double b)
 // second rule holds only in passes of at least kCrowdMinLines lines: the
 // GPU builds each envelope on one thread, and a pass of few long lines (a
 // 2D image's) then leaves most of the device idle. Other lines go through
-// the envelope. The CPU and the GPU classify every line
-// alike (lineTakesWindows), so they give the same bits. Both ways are exact;
-// with a sampling whose squares round, they may choose different background
+// the envelope. The CPU and the GPU classify every line alike
+// (lineTakesWindows), so they give the same bits. Both ways are exact; with
+// a sampling whose squares round, they may choose different background
 // voxels at equal distance.
 // TOPOVOX_EDT_WINDOW_RADIUS and TOPOVOX_EDT_CROWD_RADIUS exist to benchmark
 // other radii; a build sets them for the CPU and the CUDA sources alike, or
