@@ -6,7 +6,10 @@ reading, all diagrams, writing the pairs as .npy); CubicalRipser: a Python
 loop of cripser.computePH over the same images, in the same run. Prints the
 per-image time of both, the ratio, and whether the pairs agree.
 
-    python3 bench/bench_persistence_batch.py --topovox <build>/CommandLine/topovox
+    python3 bench/bench_persistence_batch.py --topovox <build>/CommandLine/topovox [--device gpu]
+
+--device gpu: the summaries of the whole batch built on the GPU in one set
+of launches, the pairings on the CPU threads (a CUDA build).
 """
 import argparse
 import collections
@@ -24,17 +27,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--topovox", required=True)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="topovox-batch-bench-")
     rng = np.random.default_rng(0)
-    print("CPU threads: %d" % os.cpu_count())
+    print("CPU threads: %d, device: %s" % (os.cpu_count(), args.device))
     print("| batch | ours per image us | cripser per image us | cripser / ours | pairs agree |")
     print("|---|---|---|---|---|")
     for count, shape in ((1024, (32, 32)), (1024, (64, 64)), (64, (256, 256))):
         stack = rng.random((count,) + shape).astype(np.float32)
         src, out = os.path.join(work, "stack.npy"), os.path.join(work, "pairs.npy")
         np.save(src, stack)
-        cmd = [args.topovox, "persistence", src, "--batch", "-o", out]
+        cmd = [args.topovox, "persistence", src, "--batch", "-o", out, "--device", args.device]
         if args.threads:
             cmd += ["--threads", str(args.threads)]
         t0 = time.perf_counter()

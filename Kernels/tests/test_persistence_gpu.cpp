@@ -1,21 +1,27 @@
 // test_persistence_gpu.cpp - the GPU gradient against the CPU gradient, bit
-// for bit (state, step and owner of every cell), and the GPU engine's
-// diagrams against the CPU engine's, on random images with many ties, NaN,
-// every scalar type, 1D to 3D, V and T, sublevel and superlevel, with and
-// without cut planes (odd sizes, cuts every 1 to 3 voxels); plus the
-// shipped volumes when a data directory is given. The CPU engine is itself
-// tested against the reference engine, cripser and GUDHI.
+// for bit (state, step and owner of every cell); the GPU's whole-image
+// summary (critical cells, path ends) against the CPU piece's, entry for
+// entry; and the GPU engine's diagrams against the CPU engine's, single and
+// batched (batches in several launches, strided views, NaN in some images,
+// mixed sizes), on random images with many ties, NaN, every scalar type, 1D
+// to 3D, V and T, sublevel and superlevel, with and without cut planes (odd
+// sizes, cuts every 1 to 3 voxels); plus every image and volume shipped in
+// the data directory when one is given. The CPU engine is itself tested
+// against the reference engine, cripser and GUDHI.
 //
 //   topovox_persistence_gpu_tests [--data DIR]   exit 77 when no GPU answers
 #include "topovox/Persistence.h"
+#include "topovox/PersistencePieces.h"
 
 #include "../src/persistence/MorseGradient.h"
 
 #include "KernelCheck.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +47,65 @@ bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
         return false;
   }
   return true;
+}
+
+bool sameSummary(const MorsePieceSummary& a, const MorsePieceSummary& b)
+{
+  if (a.critical.size() != b.critical.size() || a.edgeEnds != b.edgeEnds || a.dualEnds != b.dualEnds ||
+    a.hasNan != b.hasNan)
+    return false;
+  for (size_t k = 0; k < a.critical.size(); ++k)
+  {
+    const MorseCriticalCell &p = a.critical[k], &q = b.critical[k];
+    if (p.cell != q.cell || p.voxel != q.voxel || p.value != q.value || p.dimension != q.dimension)
+      return false;
+  }
+  return true;
+}
+
+// The GPU's summary of the whole image against the CPU piece's.
+void compareSummaries(const std::string& name, const GridView& g)
+{
+  for (Construction c : { Construction::V, Construction::T })
+    for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
+    {
+      PersistenceOptions po;
+      po.construction = c;
+      po.filtration = f;
+      const PieceRegion whole = PieceRegion::whole(g.dims, c);
+      po.device = Device::CPU;
+      const MorsePiece cpu(g, whole, po);
+      po.device = Device::GPU;
+      const MorsePiece gpu(g, whole, po);
+      const std::string what = name + " " + constructionName(c) + " " + filtrationName(f);
+      expect(gpu.gradientDevice() == Device::GPU, what + ": the GPU built the summary (" + gpu.warnings() + ")");
+      expect(sameSummary(cpu.summary(), gpu.summary()), what + ": GPU summary equals the CPU summary");
+    }
+}
+
+// A batch on the GPU against the same batch on the CPU, image by image.
+void compareBatch(const std::string& name, const std::vector<GridView>& images, bool expectGPU = true)
+{
+  for (Construction c : { Construction::V, Construction::T })
+    for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
+    {
+      PersistenceOptions po;
+      po.construction = c;
+      po.filtration = f;
+      po.device = Device::CPU;
+      const std::vector<PersistenceDiagram> cpu = computePersistenceBatch(images, po);
+      po.device = Device::GPU;
+      const std::vector<PersistenceDiagram> gpu = computePersistenceBatch(images, po);
+      const std::string what = name + " " + constructionName(c) + " " + filtrationName(f);
+      bool same = cpu.size() == gpu.size();
+      for (size_t k = 0; same && k < cpu.size(); ++k)
+        same = sameDiagram(cpu[k], gpu[k]);
+      expect(same, what + ": GPU batch diagrams equal the CPU batch's");
+      expect(!gpu.empty() && (gpu[0].device == Device::GPU) == expectGPU,
+        what + (expectGPU ? ": the GPU ran the batch" : ": the CPU ran the batch, and said so"));
+      if (!expectGPU)
+        expect(gpu[0].warnings.find("different sizes") != std::string::npos, what + ": warning given");
+    }
 }
 
 // Every combination on one image. Returns false when no GPU was used.
@@ -85,6 +150,7 @@ bool compare(const std::string& name, const GridView& g)
       expect(sameDiagram(cpu, gpu), name + " " + constructionName(c) + " " + filtrationName(f) +
           ": GPU diagram equals the CPU diagram");
     }
+  compareSummaries(name, g);
   return gpuSeen;
 }
 
@@ -111,7 +177,8 @@ bool loadVolume(const std::string& dir, const std::string& name, std::vector<uns
     return at == std::string::npos ? std::string() : text.substr(text.find(':', at) + 1);
   };
   const std::string d = field("dims");
-  if (std::sscanf(d.c_str(), " [ %ld , %ld , %ld", &dims[0], &dims[1], &dims[2]) != 3)
+  dims[2] = 1; // images list two
+  if (std::sscanf(d.c_str(), " [ %ld , %ld , %ld", &dims[0], &dims[1], &dims[2]) < 2)
     return false;
   const std::string t = field("dtype"), f = field("file");
   dtype = t.substr(t.find('"') + 1, t.find('"', t.find('"') + 1) - t.find('"') - 1);
@@ -125,6 +192,95 @@ bool loadVolume(const std::string& dir, const std::string& name, std::vector<uns
     bytes.insert(bytes.end(), buffer, buffer + got);
   gzclose(gz);
   return true;
+}
+void batches(std::mt19937_64& rng)
+{
+  // 2D, with a NaN in one image: 37 images, and again in launches of 5
+  // (the last one partial).
+  std::vector<float> stack = randomValues<float>(rng, 37 * 33 * 29, 60);
+  stack[5 * 33 * 29 + 100] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<GridView> images;
+  for (int b = 0; b < 37; ++b)
+    images.push_back(GridView::contiguous(stack.data() + b * 33 * 29, ScalarType::Float32, 33, 29, 1));
+  compareBatch("batch 37 x 33x29 float", images);
+  setenv("TOPOVOX_GPU_BATCH_IMAGES", "5", 1);
+  compareBatch("batch 37 x 33x29 float, 5 a launch", images);
+  unsetenv("TOPOVOX_GPU_BATCH_IMAGES");
+  // 3D uint8 with plateaus: the gradients come back for the boundaries.
+  std::vector<uint8_t> volumes = randomValues<uint8_t>(rng, 9 * 11 * 10 * 9, 4);
+  images.clear();
+  for (int b = 0; b < 9; ++b)
+    images.push_back(GridView::contiguous(volumes.data() + b * 990, ScalarType::UInt8, 11, 10, 9));
+  compareBatch("batch 9 x 11x10x9 uint8", images);
+  // Strided views: the even columns of 12 images of 40x17 int16.
+  std::vector<int16_t> wide = randomValues<int16_t>(rng, 12 * 40 * 17, 9);
+  images.clear();
+  for (int b = 0; b < 12; ++b)
+  {
+    GridView g = GridView::contiguous(wide.data() + b * 40 * 17, ScalarType::Int16, 20, 17, 1);
+    g.strides[0] = 2;
+    g.strides[1] = 40;
+    images.push_back(g);
+  }
+  compareBatch("batch 12 x 20x17 int16 strided", images);
+  // Mixed sizes: the CPU, with a warning.
+  images.push_back(GridView::contiguous(wide.data(), ScalarType::Int16, 19, 17, 1));
+  compareBatch("batch of mixed sizes", images, false);
+}
+
+// Every image and volume of the data directory, single, on the GPU against
+// the CPU; the 2D images also as a batch of their four quadrants.
+void shippedData(const std::string& data)
+{
+  for (const char* name : { "camera_512", "ascent_512", "ct_head_512", "fullhead15_ct_256", "fundus_retina_green",
+         "neghip_66", "headsq_64x64x93", "tooth_103x94x161", "volpack_brainsmall_128x128x84", "colin27_t1",
+         "engine_256x256x128", "bonsai_256" })
+  {
+    std::vector<unsigned char> bytes;
+    int64_t dims[3];
+    std::string dtype;
+    if (!loadVolume(data, name, bytes, dims, dtype))
+    {
+      expect(false, std::string("read ") + name);
+      continue;
+    }
+    const ScalarType type = dtype == "uint8" ? ScalarType::UInt8
+      : dtype == "int16"                      ? ScalarType::Int16
+                                              : ScalarType::UInt16;
+    expect(dtype == "uint8" || dtype == "int16" || dtype == "uint16", std::string(name) + ": a known dtype");
+    const GridView g = GridView::contiguous(bytes.data(), type, dims[0], dims[1], dims[2]);
+    for (Construction c : { Construction::V, Construction::T })
+      for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
+      {
+        PersistenceOptions po;
+        po.construction = c;
+        po.filtration = f;
+        po.device = Device::CPU;
+        const PersistenceDiagram cpu = computePersistence(g, po);
+        po.device = Device::GPU;
+        const PersistenceDiagram gpu = computePersistence(g, po);
+        expect(gpu.device == Device::GPU && sameDiagram(cpu, gpu), std::string(name) + " " + constructionName(c) +
+            " " + filtrationName(f) + ": GPU diagram equals the CPU diagram");
+        if (f == Filtration::Sublevel)
+          std::printf("%s %s: %zu pairs; CPU stages:\n%sGPU stages:\n%s", name, constructionName(c),
+            cpu.pairs.size(), cpu.timings.c_str(), gpu.timings.c_str());
+      }
+    if (dims[2] == 1)
+    {
+      std::vector<GridView> quadrants;
+      const int64_t hx = dims[0] / 2, hy = dims[1] / 2;
+      for (int q = 0; q < 4; ++q)
+      {
+        GridView v = g;
+        v.dims[0] = hx;
+        v.dims[1] = hy;
+        v.data = static_cast<const char*>(g.data) +
+          ((q & 1) * hx + (q >> 1) * hy * g.strides[1]) * static_cast<int64_t>(scalarTypeSize(type));
+        quadrants.push_back(v);
+      }
+      compareBatch(std::string(name) + " quadrants", quadrants);
+    }
+  }
 }
 } // namespace
 
@@ -165,31 +321,8 @@ int main(int argc, char** argv)
   // Larger: many thread blocks.
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  batches(rng);
   if (!data.empty())
-    for (const char* name : { "engine_256x256x128", "bonsai_256" })
-    {
-      std::vector<unsigned char> bytes;
-      int64_t dims[3];
-      std::string dtype;
-      if (!loadVolume(data, name, bytes, dims, dtype) || dtype != "uint8")
-      {
-        expect(false, std::string("read ") + name);
-        continue;
-      }
-      const GridView g = GridView::contiguous(bytes.data(), ScalarType::UInt8, dims[0], dims[1], dims[2]);
-      for (Construction c : { Construction::V, Construction::T })
-      {
-        PersistenceOptions po;
-        po.construction = c;
-        po.device = Device::CPU;
-        const PersistenceDiagram cpu = computePersistence(g, po);
-        po.device = Device::GPU;
-        const PersistenceDiagram gpu = computePersistence(g, po);
-        expect(gpu.device == Device::GPU && sameDiagram(cpu, gpu),
-          std::string(name) + " " + constructionName(c) + ": GPU diagram equals the CPU diagram");
-        std::printf("%s %s: %zu pairs; CPU stages:\n%sGPU stages:\n%s", name, constructionName(c),
-          cpu.pairs.size(), cpu.timings.c_str(), gpu.timings.c_str());
-      }
-    }
+    shippedData(data);
   return kernel_check::finish();
 }

@@ -29,6 +29,10 @@
 
 namespace topovox
 {
+namespace morse
+{
+struct BuiltPiece; // what the GPU built for a whole image (src/persistence/MorseSummaryGPU.h)
+}
 
 struct PieceRegion
 {
@@ -93,6 +97,10 @@ public:
   // `local` holds at least region.requiredVoxels() (more is allowed); its
   // voxel (0,0,0) is region.origin. Throws std::invalid_argument if not.
   MorsePiece(const GridView& local, const PieceRegion& region, const PersistenceOptions& options);
+  // A whole image (region without cut planes) whose summary, and gradient
+  // where boundaries need it, the GPU built in a batch.
+  MorsePiece(const GridView& image, const PieceRegion& region, const PersistenceOptions& options,
+    morse::BuiltPiece&& built);
   ~MorsePiece();
   MorsePiece(MorsePiece&&) noexcept;
   MorsePiece& operator=(MorsePiece&&) noexcept;

@@ -7,11 +7,16 @@
 #include "topovox/PersistencePieces.h"
 
 #include "DiagramAssembly.h"
+#include "MorseSummaryGPU.h"
 
 #include "../common/Parallel.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <thread>
 
 namespace topovox
@@ -69,6 +74,46 @@ GridView pieceView(const GridView& grid, const PieceRegion& region, Construction
   v.data = static_cast<const char*>(grid.data) + offset * static_cast<int64_t>(scalarTypeSize(grid.type));
   return v;
 }
+// Steps 2 to 4 of PersistencePieces.h over the pieces of one image:
+// union-find pairings, the Morse boundaries the reduction needs, PHAT.
+PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& grid,
+  const PersistenceOptions& options, int threads, persistence::StageLog& stages)
+{
+  MorsePairing pairing(grid.dims, options);
+  const Device used = pieces[0].gradientDevice();
+  const std::string warnings = pieces[0].warnings();
+  for (MorsePiece& p : pieces)
+    pairing.add(p.releaseSummary());
+  const std::vector<int64_t> need = pairing.pairByUnionFind();
+  stages.lap("union-find pairing");
+  stages.progress(0.5);
+
+  // Morse boundaries of what is left, each from the piece reporting it.
+  if (pieces.size() == 1)
+    pairing.addBoundaries(pieces[0].boundaries(need));
+  else
+  {
+    std::vector<std::vector<int64_t>> lists(pieces.size());
+    parallelFor(static_cast<int64_t>(pieces.size()), threads, [&](int, int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        lists[static_cast<size_t>(p)] = pieces[static_cast<size_t>(p)].boundaries(need);
+    });
+    for (const auto& list : lists)
+      pairing.addBoundaries(list);
+  }
+  pieces.clear();
+  stages.lap("morse boundaries");
+  stages.progress(0.8);
+
+  PersistenceDiagram diagram = pairing.finish();
+  stages.lap("reduction and diagram");
+  diagram.device = used; // of the gradient (and, from the GPU, the paths)
+  diagram.warnings = warnings;
+  diagram.timings = stages.text();
+  stages.progress(1.0);
+  return diagram;
+}
+
 } // namespace
 
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options)
@@ -102,49 +147,89 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   }
   stages.lap("gradient and paths");
   stages.progress(0.4);
-
-  // 2. Union-find pairings over all pieces' critical cells.
-  MorsePairing pairing(grid.dims, options);
-  const Device used = pieces[0].gradientDevice();
-  const std::string warnings = pieces[0].warnings();
-  for (MorsePiece& p : pieces)
-    pairing.add(p.releaseSummary());
-  const std::vector<int64_t> need = pairing.pairByUnionFind();
-  stages.lap("union-find pairing");
-  stages.progress(0.5);
-
-  // 3. Morse boundaries of what is left, each from the piece reporting it.
-  if (pieces.size() == 1)
-    pairing.addBoundaries(pieces[0].boundaries(need));
-  else
-  {
-    std::vector<std::vector<int64_t>> lists(pieces.size());
-    parallelFor(static_cast<int64_t>(pieces.size()), threads, [&](int, int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p)
-        lists[static_cast<size_t>(p)] = pieces[static_cast<size_t>(p)].boundaries(need);
-    });
-    for (const auto& list : lists)
-      pairing.addBoundaries(list);
-  }
-  pieces.clear();
-  stages.lap("morse boundaries");
-  stages.progress(0.8);
-
-  // 4. Reduction and the diagram.
-  PersistenceDiagram diagram = pairing.finish();
-  stages.lap("reduction and diagram");
-  diagram.device = used; // of the gradient; the rest runs on the CPU
-  diagram.warnings = warnings;
-  diagram.timings = stages.text();
-  stages.progress(1.0);
-  return diagram;
+  return pairPieces(pieces, grid, options, threads, stages);
 }
+
+#ifdef TOPOVOX_WITH_CUDA
+namespace
+{
+bool oneSize(const std::vector<GridView>& images)
+{
+  for (const GridView& g : images)
+    if (g.type != images[0].type || g.dims[0] != images[0].dims[0] || g.dims[1] != images[0].dims[1] ||
+      g.dims[2] != images[0].dims[2])
+      return false;
+  return true;
+}
+
+// A batch of images of one size on the GPU: as many at a time as its
+// memory takes (MorseSummaryGPU.h), their summaries built together, then
+// each image's pairing on a CPU thread. Throws what buildPiecesGPU throws.
+std::vector<PersistenceDiagram> persistenceBatchGPU(
+  const std::vector<GridView>& images, const PersistenceOptions& options)
+{
+  const int64_t n = static_cast<int64_t>(images.size());
+  auto tq = std::chrono::steady_clock::now();
+  const int64_t chunk = morse::piecesPerLaunchGPU(images[0], options.construction);
+  if (std::getenv("TOPOVOX_PROFILE")) std::fprintf(stderr, "  perLaunch: %.4f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - tq).count());
+  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  PersistenceOptions one = options;
+  one.threads = 1;
+  one.progress = nullptr;
+  const PieceRegion region = PieceRegion::whole(images[0].dims, options.construction);
+  std::vector<PersistenceDiagram> out(images.size());
+  for (int64_t b0 = 0; b0 < n; b0 += chunk)
+  {
+    const int64_t b1 = std::min(n, b0 + chunk);
+    std::vector<morse::BuiltPiece> built = morse::buildPiecesGPU(
+      std::vector<GridView>(images.begin() + b0, images.begin() + b1), options.construction, options.filtration);
+    auto t0 = std::chrono::steady_clock::now();
+    parallelFor(b1 - b0, threads, [&](int, int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+      {
+        const GridView& image = images[static_cast<size_t>(b0 + i)];
+        persistence::StageLog stages(one);
+        std::vector<MorsePiece> pieces;
+        pieces.emplace_back(image, region, one, std::move(built[static_cast<size_t>(i)]));
+        stages.lap("gradient and paths");
+        out[static_cast<size_t>(b0 + i)] = pairPieces(pieces, image, one, 1, stages);
+      }
+    });
+    if (std::getenv("TOPOVOX_PROFILE")) std::fprintf(stderr, "  pairing: %.4f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (options.progress && !options.progress(static_cast<double>(b1) / static_cast<double>(n)))
+      throw Aborted{};
+  }
+  return out;
+}
+} // namespace
+#endif
 
 std::vector<PersistenceDiagram> computePersistenceBatch(
   const std::vector<GridView>& images, const PersistenceOptions& options)
 {
   for (const GridView& g : images)
     persistence::checkInput(g, options);
+  std::string gpuWarning;
+  const Device want = morse::persistenceDevice(options.device, &gpuWarning);
+#ifdef TOPOVOX_WITH_CUDA
+  if (want == Device::GPU && !images.empty() && oneSize(images))
+  {
+    try
+    {
+      return persistenceBatchGPU(images, options);
+    }
+    catch (const std::runtime_error& e)
+    {
+      gpuWarning += std::string(gpuWarning.empty() ? "" : "\n") + "persistence: the GPU batch failed (" +
+        e.what() + "); using the CPU";
+    }
+  }
+  else if (want == Device::GPU && !images.empty())
+    gpuWarning += std::string(gpuWarning.empty() ? "" : "\n") +
+      "persistence: a batch of images of different sizes runs on the CPU threads";
+#else
+  (void)want;
+#endif
   const int64_t n = static_cast<int64_t>(images.size());
   std::vector<PersistenceDiagram> out(images.size());
   PersistenceOptions one = options;
@@ -167,9 +252,8 @@ std::vector<PersistenceDiagram> computePersistenceBatch(
   });
   if (cancelled)
     throw Aborted{};
-  if (options.device == Device::GPU && !out.empty())
-    out[0].warnings += std::string(out[0].warnings.empty() ? "" : "\n") +
-      "a batch of images runs on the CPU threads in this version";
+  if (!gpuWarning.empty() && !out.empty())
+    out[0].warnings += std::string(out[0].warnings.empty() ? "" : "\n") + gpuWarning;
   return out;
 }
 } // namespace topovox

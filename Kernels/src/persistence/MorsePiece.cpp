@@ -16,6 +16,7 @@
 
 #include "DiagramAssembly.h"
 #include "MorseGradient.h"
+#include "MorseSummaryGPU.h"
 
 #include "../common/LargeArray.h"
 #include "../common/Parallel.h"
@@ -209,8 +210,12 @@ struct MorsePiece::Impl
   MorsePieceSummary Summary;
   Device Used = Device::CPU;
   std::string Warnings;
+  // False when the GPU built the summary and kept the gradient (an image
+  // that needs no Morse boundary: MorseSummaryGPU.h).
+  bool GradientOnHost = true;
 
-  Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options)
+  Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options,
+    morse::BuiltPiece* built = nullptr)
     : Local(local)
     , Region(region)
     , Construct(options.construction)
@@ -243,20 +248,51 @@ struct MorsePiece::Impl
         if (c > region.cellLo[a] && c < region.cellHi[a])
           cuts[a].push_back(c - Shift[a]);
     }
-    // Auto keeps the gradient on the CPU threads unless TOPOVOX_DEVICE says
-    // gpu: alone on the GPU (3 bytes a cell then come back to the host) it
-    // is slower than 16 threads (bonsai_256 on an H200: 0.75 s against
-    // 0.27 s for the stage). Asked for, it runs there.
-    const char* env = std::getenv("TOPOVOX_DEVICE");
-    const bool steered = options.device == Device::Auto && env && !strcasecmp(env, "gpu");
-    const Device want = options.device == Device::GPU || steered ? resolveDevice(Device::GPU, &Warnings) : Device::CPU;
+    const bool super = options.filtration == Filtration::Superlevel;
+    if (built)
+    {
+      adopt(std::move(*built), super);
+      return;
+    }
+    // On the GPU, a whole image (no cut planes) gets its summary there,
+    // other pieces their gradient.
+    const Device want = morse::persistenceDevice(options.device, &Warnings);
+#ifdef TOPOVOX_WITH_CUDA
+    if (want == Device::GPU && cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
+    {
+      try
+      {
+        std::vector<morse::BuiltPiece> pieces = morse::buildPiecesGPU({ local }, Construct, options.filtration);
+        adopt(std::move(pieces[0]), super);
+        return;
+      }
+      catch (const std::exception& e)
+      {
+        Warnings += std::string(Warnings.empty() ? "" : "\n") + "persistence: the GPU summary failed (" +
+          e.what() + "); using the CPU";
+      }
+    }
+#endif
     G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
-    Value = OrientedValues(local, options.filtration == Filtration::Superlevel, Threads, &Summary.hasNan);
+    Value = OrientedValues(local, super, Threads, &Summary.hasNan);
     collectCritical();
     if (Top >= 2)
       collectEdgeEnds();
     if (Top >= 1 && !Summary.hasNan)
       collectDualEnds();
+  }
+
+  // Takes what the GPU built; the values are read only by the boundaries.
+  void adopt(morse::BuiltPiece&& built, bool super)
+  {
+    Summary = std::move(built.summary);
+    Used = Device::GPU;
+    GradientOnHost = built.gradientOnHost;
+    if (!GradientOnHost)
+      return;
+    G = std::move(built.gradient);
+    bool nan = false;
+    Value = OrientedValues(Local, super, Threads, &nan);
   }
 
   int64_t wholeIndex(const int64_t c[3]) const
@@ -657,6 +693,11 @@ MorsePiece::MorsePiece(const GridView& local, const PieceRegion& region, const P
   : P(new Impl(local, region, options))
 {
 }
+MorsePiece::MorsePiece(
+  const GridView& image, const PieceRegion& region, const PersistenceOptions& options, morse::BuiltPiece&& built)
+  : P(new Impl(image, region, options, &built))
+{
+}
 MorsePiece::~MorsePiece() = default;
 MorsePiece::MorsePiece(MorsePiece&&) noexcept = default;
 MorsePiece& MorsePiece::operator=(MorsePiece&&) noexcept = default;
@@ -693,6 +734,8 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
     if (P->reportedLocal(whole, c))
     {
       const int64_t cell = P->Cells.index(c);
+      if (!P->GradientOnHost)
+        throw std::logic_error("persistence: a boundary was asked of an image the GPU summarised without one");
       if (P->G.state[static_cast<size_t>(cell)] != morse::kCritical)
         throw std::invalid_argument("persistence: a boundary was asked for a cell that is not critical");
       mine.push_back(whole);

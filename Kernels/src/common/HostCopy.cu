@@ -1,0 +1,76 @@
+// HostCopy.cu - see HostCopy.h.
+#include "HostCopy.h"
+
+#include "CudaUtil.cuh"
+#include "Parallel.h"
+
+#include <cstring>
+
+namespace topovox
+{
+namespace cuda
+{
+namespace
+{
+constexpr size_t kChunk = size_t(32) << 20;
+
+// Two pinned chunks, a stream and two events, made on a thread's first large
+// copy and kept for its later ones (a series, a training loop). Pinning
+// costs about as much as copying through the pages once, so only the first
+// call pays it. Never freed: a thread_local's destructor could run after the
+// CUDA runtime has shut down at process exit.
+struct Staging
+{
+  char* chunk[2] = { nullptr, nullptr };
+  cudaStream_t stream = nullptr;
+  cudaEvent_t filled[2] = { nullptr, nullptr };
+  void ensure()
+  {
+    if (stream)
+      return;
+    // A blocking stream: it waits for the legacy default stream's work.
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    for (int k = 0; k < 2; ++k)
+    {
+      check(cudaHostAlloc(reinterpret_cast<void**>(&chunk[k]), kChunk, cudaHostAllocDefault), "cudaHostAlloc");
+      check(cudaEventCreateWithFlags(&filled[k], cudaEventDisableTiming), "cudaEventCreate");
+    }
+  }
+};
+} // namespace
+
+void copyToHost(void* host, const void* device, size_t bytes, int threads)
+{
+  if (bytes < (size_t(1) << 20))
+  {
+    if (bytes)
+      check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return;
+  }
+  static thread_local Staging staging;
+  staging.ensure();
+  const size_t chunks = (bytes + kChunk - 1) / kChunk;
+  auto issue = [&](size_t i) {
+    const size_t at = i * kChunk, n = std::min(kChunk, bytes - at);
+    check(cudaMemcpyAsync(staging.chunk[i & 1], static_cast<const char*>(device) + at, n, cudaMemcpyDeviceToHost,
+            staging.stream),
+      "cudaMemcpyAsync");
+    check(cudaEventRecord(staging.filled[i & 1], staging.stream), "cudaEventRecord");
+  };
+  issue(0);
+  for (size_t i = 0; i < chunks; ++i)
+  {
+    // Chunk i - 1's buffer is free again: the threads copied it out.
+    if (i + 1 < chunks)
+      issue(i + 1);
+    check(cudaEventSynchronize(staging.filled[i & 1]), "cudaEventSynchronize");
+    const size_t at = i * kChunk, n = std::min(kChunk, bytes - at);
+    const char* from = staging.chunk[i & 1];
+    char* to = static_cast<char*>(host) + at;
+    parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
+      std::memcpy(to + k0, from + k0, static_cast<size_t>(k1 - k0));
+    });
+  }
+}
+}
+}

@@ -1,0 +1,640 @@
+// MorseSummaryCUDA.cu - the Morse summary of whole images on the GPU (see
+// MorseSummaryGPU.h): gradient, critical cells, path ends, for a batch of
+// images of one size in one set of launches. Image b's cells are the
+// doubled-grid indices b * cells + cell; its vertices and top cells are
+// numbered b * count + local, so the pointer forests of all images live in
+// one array each and jump together.
+#include "MorseSummaryGPU.h"
+
+#include "../common/CudaUtil.cuh"
+#include "../common/HostCopy.h"
+#include "../common/LargeArray.h"
+#include "../common/Parallel.h"
+#include "../common/ScalarDispatch.h"
+
+#include <cuda_runtime.h>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace topovox
+{
+namespace morse
+{
+namespace
+{
+using cuda::check;
+
+// The geometry every image of the batch shares. Images are packed on the
+// device (x fastest); vertices and top cells are counted per axis.
+struct BatchGrid
+{
+  int64_t voxelDims[3];
+  int64_t voxelStrides[3];
+  int64_t offset[27]; // neighbour offsets in the packed image (GradientGroups.h)
+  int64_t voxels;
+  int64_t cellDims[3];
+  int64_t cells;
+  int64_t vertexDims[3]; // even coordinates per axis
+  int64_t vertices;
+  int64_t topDims[3]; // odd coordinates per active axis, 1 on the others
+  int64_t tops;
+  bool active[3];
+  bool tConstruction;
+  int top; // dimension of the complex
+};
+
+// The per-critical-cell results, one array each (k: the critical cell's
+// rank in the batch's scan order), in I: 32-bit where an image's cells fit,
+// so that what crosses the bus is about 25 bytes a critical cell. Indices
+// are the image's own; ~I(0) stands for "outside the image".
+template <typename I>
+struct CriticalOut
+{
+  I* cell;  // doubled-grid index
+  I* voxel; // owner, linear index
+  int8_t* dimension;
+  I* edgeEnds; // 2 k, 2 k + 1: minima at the - and + ends (dimension 1)
+  I* dualEnds; // 2 k, 2 k + 1: maxima beyond the - and + sides (dimension top - 1)
+};
+
+template <typename T, bool Super>
+__global__ void gradientKernel(
+  const T* __restrict__ data, BatchGrid grid, CornerTables tab, GradientArrays g, int64_t images, uint8_t* nan)
+{
+  const int64_t n = grid.voxels * images;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t b = i / grid.voxels, r = i - b * grid.voxels;
+    const int64_t p[3] = { r % grid.voxelDims[0], (r / grid.voxelDims[0]) % grid.voxelDims[1],
+      r / (grid.voxelDims[0] * grid.voxelDims[1]) };
+    const T* image = data + b * grid.voxels;
+    if (euler::isNan(image[r]))
+      nan[b] = 1;
+    GradientArrays mine = g;
+    mine.state += b * grid.cells;
+    mine.step += b * grid.cells;
+    mine.ownerCode += b * grid.cells;
+    gradientOfVoxel<T, Super>(image, grid.voxelStrides, grid.voxelDims, grid.offset, p, tab, mine);
+  }
+}
+
+// Each vertex points to the other end of its gradient edge; a critical
+// vertex (or an absent one, never asked for) to itself.
+__global__ void vertexPointers(const uint8_t* __restrict__ state, BatchGrid grid, int64_t images, uint32_t* next)
+{
+  const int64_t n = grid.vertices * images;
+  const int64_t stride[3] = { 1, grid.vertexDims[0], grid.vertexDims[0] * grid.vertexDims[1] };
+  for (int64_t u = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; u < n; u += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t b = u / grid.vertices, l = u - b * grid.vertices;
+    const int64_t v0 = l % grid.vertexDims[0], v1 = (l / grid.vertexDims[0]) % grid.vertexDims[1],
+                  v2 = l / (grid.vertexDims[0] * grid.vertexDims[1]);
+    const int64_t cell = 2 * v0 + grid.cellDims[0] * (2 * v1 + grid.cellDims[1] * 2 * v2);
+    const uint8_t s = state[b * grid.cells + cell];
+    int64_t to = u;
+    if (s >= kUp && s < kDown)
+    {
+      const int code = s - kUp;
+      to = (code & 1) ? u + stride[code >> 1] : u - stride[code >> 1];
+    }
+    next[u] = static_cast<uint32_t>(to);
+  }
+}
+
+// Each top cell points through the face it is paired with to the top cell
+// beyond, or to `outside` (index images * tops) past the image's border; a
+// critical top cell to itself. Absent cells (NaN images, whose dual ends
+// are not used) point outside.
+__global__ void topPointers(const uint8_t* __restrict__ state, BatchGrid grid, int64_t images, uint32_t* next)
+{
+  const int64_t n = grid.tops * images;
+  const int64_t stride[3] = { 1, grid.topDims[0], grid.topDims[0] * grid.topDims[1] };
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    next[n] = static_cast<uint32_t>(n); // the outside is a root
+  for (int64_t u = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; u < n; u += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t b = u / grid.tops, l = u - b * grid.tops;
+    const int64_t t[3] = { l % grid.topDims[0], (l / grid.topDims[0]) % grid.topDims[1],
+      l / (grid.topDims[0] * grid.topDims[1]) };
+    int64_t c[3];
+    for (int a = 0; a < 3; ++a)
+      c[a] = grid.active[a] ? 2 * t[a] + 1 : 0;
+    const uint8_t s = state[b * grid.cells + c[0] + grid.cellDims[0] * (c[1] + grid.cellDims[1] * c[2])];
+    int64_t to = n; // outside
+    if (s == kCritical)
+      to = u;
+    else if (s >= kDown)
+    {
+      const int code = s - kDown, axis = code >> 1, side = (code & 1) ? 1 : -1;
+      const int64_t beyond = c[axis] + 2 * side;
+      if (beyond >= 0 && beyond < grid.cellDims[axis])
+        to = u + side * stride[axis];
+    }
+    next[u] = static_cast<uint32_t>(to);
+  }
+}
+
+// One round of pointer jumping: next[u] = next[next[u]]. Rounds may read
+// pointers another thread has just advanced: those are still on u's path.
+__global__ void jumpKernel(uint32_t* next, int64_t n, int* changed)
+{
+  bool moved = false;
+  for (int64_t u = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; u < n; u += int64_t(gridDim.x) * blockDim.x)
+  {
+    const uint32_t a = next[u], c = next[a];
+    if (c != a)
+    {
+      next[u] = c;
+      moved = true;
+    }
+  }
+  if (moved)
+    *changed = 1;
+}
+
+// CellGrid::touched's first voxel along an active axis.
+__device__ __forceinline__ int64_t firstTouched(int64_t c, bool t)
+{
+  if (!t)
+    return c >> 1;
+  if (c & 1)
+    return (c - 1) >> 1;
+  return c >= 2 ? (c >> 1) - 1 : 0;
+}
+
+template <typename I>
+__global__ void criticalKernel(const int64_t* __restrict__ critical, int64_t count,
+  const uint8_t* __restrict__ ownerCode, BatchGrid grid, const uint32_t* __restrict__ vertexRoot,
+  const uint32_t* __restrict__ topRoot, int64_t images, CriticalOut<I> out)
+{
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < count; k += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t whole = critical[k], b = whole / grid.cells, cell = whole - b * grid.cells;
+    const int64_t c[3] = { cell % grid.cellDims[0], (cell / grid.cellDims[0]) % grid.cellDims[1],
+      cell / (grid.cellDims[0] * grid.cellDims[1]) };
+    const uint8_t code = ownerCode[whole];
+    int64_t v[3];
+    int dimension = 0, odd = 0, even = 0;
+    for (int a = 0; a < 3; ++a)
+    {
+      v[a] = grid.active[a] ? firstTouched(c[a], grid.tConstruction) + ((code >> a) & 1) : 0;
+      if (grid.active[a] && (c[a] & 1))
+      {
+        ++dimension;
+        odd = a;
+      }
+      else if (grid.active[a])
+        even = a;
+    }
+    out.cell[k] = static_cast<I>(cell);
+    out.voxel[k] = static_cast<I>(v[0] + grid.voxelDims[0] * (v[1] + grid.voxelDims[1] * v[2]));
+    out.dimension[k] = static_cast<int8_t>(dimension);
+    if (dimension == 1 && grid.top >= 2)
+      for (int s = 0; s < 2; ++s)
+      {
+        int64_t e[3] = { c[0], c[1], c[2] };
+        e[odd] += s ? 1 : -1;
+        const int64_t number = (e[0] >> 1) + grid.vertexDims[0] * ((e[1] >> 1) + grid.vertexDims[1] * (e[2] >> 1));
+        const int64_t root = vertexRoot[b * grid.vertices + number] - b * grid.vertices;
+        const int64_t r[3] = { root % grid.vertexDims[0], (root / grid.vertexDims[0]) % grid.vertexDims[1],
+          root / (grid.vertexDims[0] * grid.vertexDims[1]) };
+        out.edgeEnds[2 * k + s] =
+          static_cast<I>(2 * r[0] + grid.cellDims[0] * (2 * r[1] + grid.cellDims[1] * 2 * r[2]));
+      }
+    if (dimension == grid.top - 1 && grid.top >= 1)
+      for (int s = 0; s < 2; ++s)
+      {
+        int64_t e[3] = { c[0], c[1], c[2] };
+        e[even] += s ? 1 : -1;
+        I end = ~I(0);
+        if (e[even] >= 0 && e[even] < grid.cellDims[even])
+        {
+          int64_t number = 0;
+          for (int a = 2; a >= 0; --a)
+            number = number * grid.topDims[a] + (grid.active[a] ? (e[a] - 1) >> 1 : 0);
+          const int64_t root = topRoot[b * grid.tops + number];
+          if (root != images * grid.tops)
+          {
+            const int64_t l = root - b * grid.tops;
+            int64_t r[3] = { l % grid.topDims[0], (l / grid.topDims[0]) % grid.topDims[1],
+              l / (grid.topDims[0] * grid.topDims[1]) };
+            for (int a = 0; a < 3; ++a)
+              r[a] = grid.active[a] ? 2 * r[a] + 1 : 0;
+            end = static_cast<I>(r[0] + grid.cellDims[0] * (r[1] + grid.cellDims[1] * r[2]));
+          }
+        }
+        out.dualEnds[2 * k + s] = end;
+      }
+  }
+}
+
+struct IsCritical
+{
+  const uint8_t* state;
+  __device__ bool operator()(int64_t i) const { return state[i] == kCritical; }
+};
+
+BatchGrid batchGrid(const GridView& image, const cubical::CellGrid& cg)
+{
+  BatchGrid g{};
+  g.voxels = g.cells = g.vertices = g.tops = 1;
+  g.top = 0;
+  g.tConstruction = cg.tConstruction;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.voxelDims[a] = image.dims[a];
+    g.voxelStrides[a] = a == 0 ? 1 : g.voxelStrides[a - 1] * image.dims[a - 1];
+    g.cellDims[a] = cg.dims[a];
+    g.active[a] = cg.active[a];
+    g.vertexDims[a] = (cg.dims[a] + 1) / 2;
+    g.topDims[a] = cg.active[a] ? (cg.dims[a] - 1) / 2 : 1;
+    g.top += cg.active[a] ? 1 : 0;
+    g.voxels *= g.voxelDims[a];
+    g.cells *= g.cellDims[a];
+    g.vertices *= g.vertexDims[a];
+    g.tops *= g.topDims[a];
+  }
+  for (int b = 0; b < 27; ++b)
+    g.offset[b] = euler::choiceAxis(b, 0) * g.voxelStrides[0] + euler::choiceAxis(b, 1) * g.voxelStrides[1] +
+      euler::choiceAxis(b, 2) * g.voxelStrides[2];
+  return g;
+}
+
+// Jumps until every pointer is a root; two rounds a check of the flag.
+void jumpToRoots(uint32_t* next, int64_t n, int* changed)
+{
+  const unsigned blocks = cuda::blocksFor(n, 256, int64_t(cuda::multiprocessorCount()) * 16);
+  for (int flag = 1; flag;)
+  {
+    check(cudaMemsetAsync(changed, 0, sizeof(int), 0), "cudaMemsetAsync");
+    jumpKernel<<<blocks, 256>>>(next, n, changed);
+    jumpKernel<<<blocks, 256>>>(next, n, changed);
+    check(cudaGetLastError(), "pointer jumping launch");
+    check(cudaMemcpy(&flag, changed, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  }
+}
+
+// The images, packed one after the other on the device.
+void upload(const std::vector<GridView>& images, int64_t voxels, char* device)
+{
+  const size_t elem = scalarTypeSize(images[0].type), bytes = static_cast<size_t>(voxels) * elem;
+  auto packed = [&](const GridView& g) {
+    return g.strides[0] == 1 && g.strides[1] == g.dims[0] && g.strides[2] == g.dims[0] * g.dims[1];
+  };
+  bool consecutive = true;
+  for (size_t b = 0; b < images.size() && consecutive; ++b)
+    consecutive = packed(images[b]) && images[b].data == static_cast<const char*>(images[0].data) + b * bytes;
+  if (consecutive)
+  {
+    check(cudaMemcpy(device, images[0].data, bytes * images.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    return;
+  }
+  std::vector<char> staging;
+  for (size_t b = 0; b < images.size(); ++b)
+  {
+    const GridView& g = images[b];
+    const char* from = static_cast<const char*>(g.data);
+    if (!packed(g))
+    {
+      staging.resize(bytes);
+      char* to = staging.data();
+      for (int64_t z = 0; z < g.dims[2]; ++z)
+        for (int64_t y = 0; y < g.dims[1]; ++y)
+          for (int64_t x = 0; x < g.dims[0]; ++x, to += elem)
+            std::memcpy(to, from + (x * g.strides[0] + y * g.strides[1] + z * g.strides[2]) * int64_t(elem), elem);
+      from = staging.data();
+    }
+    check(cudaMemcpy(device + b * bytes, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+}
+
+// Device bytes an image takes: the image, three gradient bytes and about
+// nine bytes of critical-cell results a cell (uniform noise makes one cell
+// in six critical), four bytes a vertex and a top cell.
+int64_t bytesPerImage(const GridView& image, const BatchGrid& g)
+{
+  return g.voxels * int64_t(scalarTypeSize(image.type)) + 12 * g.cells + 4 * (g.vertices + g.tops);
+}
+// The number of critical cells among the first n of `state` (CUB's sum
+// over a flag per cell).
+struct CriticalFlag
+{
+  const uint8_t* state;
+  __device__ int64_t operator()(int64_t i) const { return state[i] == kCritical ? 1 : 0; }
+};
+int64_t countCritical(const uint8_t* state, int64_t n)
+{
+  const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), CriticalFlag{ state });
+  cuda::DeviceArray<int64_t, true> sum(1);
+  size_t tempBytes = 0;
+  check(cub::DeviceReduce::Sum(nullptr, tempBytes, flags, sum.ptr, n), "cub::DeviceReduce::Sum");
+  cuda::DeviceArray<char, true> temp(tempBytes);
+  check(cub::DeviceReduce::Sum(temp.ptr, tempBytes, flags, sum.ptr, n), "cub::DeviceReduce::Sum");
+  int64_t count = 0;
+  check(cudaMemcpy(&count, sum.ptr, sizeof count, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return count;
+}
+
+struct TimesCells
+{
+  int64_t cells;
+  __device__ int64_t operator()(int64_t b) const { return b * cells; }
+};
+
+// A critical cell's value in filtration orientation, read from the host's
+// image as MorsePiece's OrientedValues reads it (the same double).
+template <typename T>
+double valueAt(const GridView& image, int64_t voxel, bool super)
+{
+  const int64_t x = voxel % image.dims[0], y = (voxel / image.dims[0]) % image.dims[1],
+                z = voxel / (image.dims[0] * image.dims[1]);
+  const double v = static_cast<double>(
+    static_cast<const T*>(image.data)[x * image.strides[0] + y * image.strides[1] + z * image.strides[2]]);
+  return super ? -v : v;
+}
+
+// The per-critical-cell results on the host, in one block copied at once.
+template <typename I>
+struct CriticalHost
+{
+  LargeArray<char> bytes;
+  const int64_t* start; // count + 1: image b's critical cells are start[b] .. start[b + 1] - 1
+  const I *cell, *voxel, *edgeEnds, *dualEnds;
+  const int8_t* dimension;
+};
+
+// Image b's summary from the results: its critical cells, the ends of its
+// critical edges and of its critical (d-1)-cells, in the CPU scan's order.
+// Chunks of the cells on `threads` threads, each chunk's entries placed by
+// the counts of the chunks before it.
+template <typename I>
+void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const BatchGrid& grid, bool super,
+  int threads, MorsePieceSummary& s)
+{
+  const int64_t lo = h.start[b], n = h.start[b + 1] - lo;
+  s.critical.resize(static_cast<size_t>(n));
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(8 * int64_t(threads), n / 4096));
+  std::vector<int64_t> edges(static_cast<size_t>(chunks) + 1, 0), facets(static_cast<size_t>(chunks) + 1, 0);
+  auto range = [&](int64_t c, int64_t& j0, int64_t& j1) {
+    j0 = lo + n * c / chunks;
+    j1 = lo + n * (c + 1) / chunks;
+  };
+  parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+    {
+      int64_t j0, j1;
+      range(c, j0, j1);
+      for (int64_t j = j0; j < j1; ++j)
+      {
+        edges[static_cast<size_t>(c) + 1] += h.dimension[j] == 1 ? 1 : 0;
+        facets[static_cast<size_t>(c) + 1] += h.dimension[j] == grid.top - 1 ? 1 : 0;
+      }
+    }
+  });
+  for (size_t c = 1; c < edges.size(); ++c)
+  {
+    edges[c] += edges[c - 1];
+    facets[c] += facets[c - 1];
+  }
+  const bool withEdges = grid.top >= 2, withDual = grid.top >= 1 && !s.hasNan;
+  s.edgeEnds.resize(withEdges ? static_cast<size_t>(3 * edges.back()) : 0);
+  s.dualEnds.resize(withDual ? static_cast<size_t>(4 * facets.back()) : 0);
+  auto end = [](I e) { return e == ~I(0) ? int64_t(-1) : static_cast<int64_t>(e); };
+  dispatchScalarType(image.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+      {
+        int64_t j0, j1;
+        range(c, j0, j1);
+        int64_t* edge = s.edgeEnds.data() + 3 * edges[static_cast<size_t>(c)];
+        int64_t* dual = s.dualEnds.data() + 4 * facets[static_cast<size_t>(c)];
+        for (int64_t j = j0; j < j1; ++j)
+        {
+          MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
+          m.cell = static_cast<int64_t>(h.cell[j]);
+          m.voxel = static_cast<int64_t>(h.voxel[j]);
+          m.value = valueAt<T>(image, m.voxel, super);
+          m.dimension = h.dimension[j];
+          if (withEdges && m.dimension == 1)
+          {
+            *edge++ = m.cell;
+            *edge++ = end(h.edgeEnds[2 * j]);
+            *edge++ = end(h.edgeEnds[2 * j + 1]);
+          }
+          if (withDual && m.dimension == grid.top - 1)
+          {
+            *dual++ = m.cell;
+            *dual++ = end(h.dualEnds[2 * j]);
+            *dual++ = m.cell;
+            *dual++ = end(h.dualEnds[2 * j + 1]);
+          }
+        }
+      }
+    });
+  });
+}
+
+// The critical cells' results computed, brought back in one copy, and laid
+// out as each image's summary.
+template <typename I>
+std::vector<BuiltPiece> summarize(const std::vector<GridView>& images, const BatchGrid& grid,
+  const cubical::CellGrid& cg, bool super, const int64_t* critical, int64_t k, const uint8_t* owner,
+  const uint32_t* vertexRoot, const uint32_t* topRoot, const uint8_t* nan)
+{
+  const int64_t count = static_cast<int64_t>(images.size());
+  // One block: image starts, cells, voxels, edge ends, dual ends, nan
+  // flags, dimensions (8-byte items first, so that each array is aligned).
+  const size_t startBytes = static_cast<size_t>(count + 1) * sizeof(int64_t);
+  const size_t cellAt = startBytes, voxelAt = cellAt + k * sizeof(I), edgeAt = voxelAt + k * sizeof(I),
+               dualAt = edgeAt + 2 * k * sizeof(I), nanAt = dualAt + 2 * k * sizeof(I), dimAt = nanAt + count,
+               total = dimAt + k;
+  cuda::DeviceArray<char, true> block(total);
+  const auto bounds = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), TimesCells{ grid.cells });
+  thrust::lower_bound(thrust::device, critical, critical + k, bounds, bounds + count + 1,
+    reinterpret_cast<int64_t*>(block.ptr));
+  const CriticalOut<I> out{ reinterpret_cast<I*>(block.ptr + cellAt), reinterpret_cast<I*>(block.ptr + voxelAt),
+    reinterpret_cast<int8_t*>(block.ptr + dimAt), reinterpret_cast<I*>(block.ptr + edgeAt),
+    reinterpret_cast<I*>(block.ptr + dualAt) };
+  if (k)
+  {
+    criticalKernel<I><<<cuda::blocksFor(k, 256, int64_t(cuda::multiprocessorCount()) * 16), 256>>>(
+      critical, k, owner, grid, vertexRoot, topRoot, count, out);
+    check(cudaGetLastError(), "critical cells launch");
+  }
+  check(cudaMemcpyAsync(block.ptr + nanAt, nan, static_cast<size_t>(count), cudaMemcpyDeviceToDevice, 0),
+    "cudaMemcpyAsync");
+  const int threads = defaultThreadCount();
+  CriticalHost<I> h;
+  h.bytes = LargeArray<char>(total);
+  cuda::copyToHost(h.bytes.data(), block.ptr, total, threads);
+  const char* base = h.bytes.data();
+  h.start = reinterpret_cast<const int64_t*>(base);
+  h.cell = reinterpret_cast<const I*>(base + cellAt);
+  h.voxel = reinterpret_cast<const I*>(base + voxelAt);
+  h.edgeEnds = reinterpret_cast<const I*>(base + edgeAt);
+  h.dualEnds = reinterpret_cast<const I*>(base + dualAt);
+  h.dimension = reinterpret_cast<const int8_t*>(base + dimAt);
+  std::vector<BuiltPiece> pieces;
+  pieces.reserve(images.size());
+  for (int64_t b = 0; b < count; ++b)
+  {
+    pieces.emplace_back(cg);
+    pieces.back().summary.hasNan = base[nanAt + b] != 0;
+  }
+  // Images on the threads; a single image's cells on them.
+  if (count == 1)
+    assemble(h, 0, images[0], grid, super, threads, pieces[0].summary);
+  else
+    parallelFor(count, threads, [&](int, int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        assemble(h, b, images[static_cast<size_t>(b)], grid, super, 1, pieces[static_cast<size_t>(b)].summary);
+    });
+  return pieces;
+}
+} // namespace
+
+int64_t piecesPerLaunchGPU(const GridView& image, Construction construction)
+{
+  const BatchGrid g = batchGrid(image, cubical::CellGrid(image, construction));
+  size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  const int64_t byMemory = static_cast<int64_t>(free / 4) / std::max<int64_t>(1, bytesPerImage(image, g));
+  const int64_t byIndex = (int64_t(INT32_MAX) - 1) / std::max(g.vertices, g.tops + 1);
+  int64_t most = std::min(byMemory, byIndex);
+  // A user sharing the device (a training loop's tensors) may ask for less.
+  if (const char* env = std::getenv("TOPOVOX_GPU_BATCH_IMAGES"))
+    if (std::atoll(env) > 0)
+      most = std::min<int64_t>(most, std::atoll(env));
+  return std::max<int64_t>(1, most);
+}
+
+static double tvNow() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+#define TVLAP(name) do { if (std::getenv("TOPOVOX_PROFILE")) { cudaDeviceSynchronize(); double t = tvNow(); std::fprintf(stderr, "  gpu %s: %.4f\n", name, t - tvLast); tvLast = t; } } while (0)
+std::vector<BuiltPiece> buildPiecesGPU(
+  const std::vector<GridView>& images, Construction construction, Filtration filtration)
+{
+  double tvLast = tvNow();
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
+  {
+    cudaGetLastError();
+    throw std::runtime_error("no CUDA device");
+  }
+  if (images.empty())
+    return {};
+  const GridView& first = images[0];
+  for (const GridView& g : images)
+    if (g.type != first.type || g.dims[0] != first.dims[0] || g.dims[1] != first.dims[1] ||
+      g.dims[2] != first.dims[2])
+      throw std::invalid_argument("buildPiecesGPU: the images differ in size or type");
+  const cubical::CellGrid cg(first, construction);
+  const BatchGrid grid = batchGrid(first, cg);
+  const int64_t count = static_cast<int64_t>(images.size());
+  if (count * grid.vertices >= INT32_MAX || count * grid.tops + 1 >= INT32_MAX)
+    throw std::runtime_error("too many vertices for 32-bit path indices");
+
+  cudaFree(0);
+  TVLAP("init");
+  cuda::DeviceArray<char, true> data(static_cast<size_t>(count * grid.voxels) * scalarTypeSize(first.type));
+  upload(images, grid.voxels, data.ptr);
+  const size_t cells = static_cast<size_t>(count * grid.cells);
+  cuda::DeviceArray<uint8_t, true> state(cells, true), step(cells, true), owner(cells, true),
+    nan(static_cast<size_t>(count), true);
+  GradientArrays arrays{};
+  arrays.state = state.ptr;
+  arrays.step = step.ptr;
+  arrays.ownerCode = owner.ptr;
+  const CornerTables tab = makeCornerTables(cg);
+  const int sms = cuda::multiprocessorCount();
+  const bool super = filtration == Filtration::Superlevel;
+  dispatchScalarType(first.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* d = reinterpret_cast<const T*>(data.ptr);
+    const unsigned blocks = cuda::blocksFor(count * grid.voxels, 256, int64_t(sms) * 16);
+    if (super)
+      gradientKernel<T, true><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
+    else
+      gradientKernel<T, false><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
+  });
+  check(cudaGetLastError(), "gradient kernel launch");
+  TVLAP("upload+alloc+gradient");
+
+  // The critical cells in index order: image by image, each in the CPU's
+  // scan order (CUB's stream compaction, counted first to size the list).
+  const IsCritical isCritical{ state.ptr };
+  const thrust::counting_iterator<int64_t> all(0);
+  const int64_t criticalCount = countCritical(state.ptr, static_cast<int64_t>(cells));
+  cuda::DeviceArray<int64_t, true> critical(static_cast<size_t>(criticalCount));
+  {
+    cuda::DeviceArray<int64_t, true> selected(1);
+    size_t tempBytes = 0;
+    check(cub::DeviceSelect::If(nullptr, tempBytes, all, critical.ptr, selected.ptr, static_cast<int64_t>(cells),
+            isCritical),
+      "cub::DeviceSelect::If");
+    cuda::DeviceArray<char, true> temp(tempBytes);
+    check(cub::DeviceSelect::If(temp.ptr, tempBytes, all, critical.ptr, selected.ptr, static_cast<int64_t>(cells),
+            isCritical),
+      "cub::DeviceSelect::If");
+  }
+  TVLAP("select");
+  cuda::DeviceArray<int, true> changed(1);
+  cuda::DeviceArray<uint32_t, true> vertexNext(grid.top >= 2 ? static_cast<size_t>(count * grid.vertices) : 0);
+  if (grid.top >= 2)
+  {
+    vertexPointers<<<cuda::blocksFor(count * grid.vertices, 256, int64_t(sms) * 16), 256>>>(
+      state.ptr, grid, count, vertexNext.ptr);
+    check(cudaGetLastError(), "vertex pointers launch");
+    jumpToRoots(vertexNext.ptr, count * grid.vertices, changed.ptr);
+  }
+  cuda::DeviceArray<uint32_t, true> topNext(grid.top >= 1 ? static_cast<size_t>(count * grid.tops + 1) : 0);
+  if (grid.top >= 1)
+  {
+    topPointers<<<cuda::blocksFor(count * grid.tops, 256, int64_t(sms) * 16), 256>>>(
+      state.ptr, grid, count, topNext.ptr);
+    check(cudaGetLastError(), "top pointers launch");
+    jumpToRoots(topNext.ptr, count * grid.tops + 1, changed.ptr);
+  }
+  TVLAP("jumping");
+  std::vector<BuiltPiece> pieces;
+  if (grid.cells < int64_t(UINT32_MAX))
+    pieces = summarize<uint32_t>(images, grid, cg, super, critical.ptr, criticalCount, owner.ptr, vertexNext.ptr,
+      topNext.ptr, nan.ptr);
+  else
+    pieces = summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner.ptr, vertexNext.ptr,
+      topNext.ptr, nan.ptr);
+  TVLAP("summaries");
+  // The gradients the Morse boundaries will read.
+  const int threads = defaultThreadCount();
+  for (int64_t b = 0; b < count; ++b)
+  {
+    BuiltPiece& piece = pieces[static_cast<size_t>(b)];
+    if (!needsBoundaries(grid.top, piece.summary.hasNan))
+      continue;
+    Gradient& g = piece.gradient;
+    const size_t n = static_cast<size_t>(grid.cells), at = static_cast<size_t>(b * grid.cells);
+    g.state = LargeArray<uint8_t>(n);
+    g.step = LargeArray<uint8_t>(n);
+    g.ownerCode = LargeArray<uint8_t>(n);
+    cuda::copyToHost(g.state.data(), state.ptr + at, n, threads);
+    cuda::copyToHost(g.step.data(), step.ptr + at, n, threads);
+    cuda::copyToHost(g.ownerCode.data(), owner.ptr + at, n, threads);
+    piece.gradientOnHost = true;
+  }
+  TVLAP("gradient download");
+  return pieces;
+}
+}
+}

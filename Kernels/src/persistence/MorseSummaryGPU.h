@@ -1,0 +1,82 @@
+// MorseSummaryGPU.h - a whole image's Morse summary built on the GPU, for one
+// image or a batch of images of one size: the gradient (GradientGroups.h's
+// code, as MorseGradientCUDA.cu runs it), the critical cells compacted by
+// Thrust, and where the gradient paths from critical edges and the dual
+// paths from critical (d-1)-cells end, found by pointer jumping. Only those
+// lists come back to the host, in the order MorsePiece's CPU scans give them,
+// so the summary is the CPU's, value for value.
+//
+// Why pointer jumping: a path's end is the root of a forest (each vertex
+// points to the other end of its gradient edge, each top cell through its
+// paired face to the next top cell; critical cells point to themselves, and
+// the outside of the image is one extra root). Replacing every pointer by
+// its pointer's pointer until nothing changes takes log2(longest path)
+// passes over coalesced arrays, where walking each path alone on a GPU
+// thread stalls on plateaus thousands of cells long.
+//
+// What stays on the host: the union-find pairing and, where the image needs
+// Morse boundaries (3D images, or images with NaN, whose top dimension the
+// dual union-find cannot pair), the gradient itself, copied back for
+// MorsePiece's boundaries. A 2D image without NaN needs no boundary: only
+// the summary crosses the bus.
+#pragma once
+
+#include "MorseGradient.h"
+
+#include "topovox/PersistencePieces.h"
+
+#include <cstdlib>
+#include <string>
+#include <strings.h>
+#include <vector>
+
+namespace topovox
+{
+namespace morse
+{
+// What the device built for one whole image (no cut planes).
+struct BuiltPiece
+{
+  MorsePieceSummary summary;
+  Gradient gradient; // its arrays filled only when gradientOnHost
+  bool gradientOnHost = false;
+  explicit BuiltPiece(const cubical::CellGrid& cg)
+    : gradient(cg)
+  {
+  }
+};
+
+// Does an image of this complex need its gradient on the host (Morse
+// boundaries)? `top`: the complex's dimension.
+inline bool needsBoundaries(int top, bool hasNan)
+{
+  return top >= 3 || hasNan;
+}
+
+// Where the Morse engine runs: GPU when asked (and present: the warning
+// says why not), CPU otherwise. Auto stays on the CPU threads unless
+// TOPOVOX_DEVICE says gpu (bench/README.md, "Persistence benchmark", has
+// the measurements behind that default).
+inline Device persistenceDevice(Device requested, std::string* warnings)
+{
+  const char* env = std::getenv("TOPOVOX_DEVICE");
+  const bool steered = requested == Device::Auto && env && !strcasecmp(env, "gpu");
+  return requested == Device::GPU || steered ? resolveDevice(Device::GPU, warnings) : Device::CPU;
+}
+
+#ifdef TOPOVOX_WITH_CUDA
+// `images`: one or more, all of the same dims and scalar type (strides may
+// differ). Throws std::runtime_error on any CUDA failure, out of memory
+// included, and when the batch's vertices or top cells overflow 32-bit
+// indices (the caller then uses the CPU, or smaller batches).
+std::vector<BuiltPiece> buildPiecesGPU(
+  const std::vector<GridView>& images, Construction construction, Filtration filtration);
+
+// How many images of this size buildPiecesGPU takes at once: as many as
+// keep its device arrays within a quarter of the free device memory and its
+// indices within 32 bits, and no more than TOPOVOX_GPU_BATCH_IMAGES when
+// that is set; at least 1.
+int64_t piecesPerLaunchGPU(const GridView& image, Construction construction);
+#endif
+}
+}
