@@ -321,6 +321,16 @@ int main(int argc, char** argv)
   // Larger: many thread blocks.
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  // Device scratch too small for most traversals, and room for one entry a
+  // boundary: the CPU finishes what the device hands back.
+  setenv("TOPOVOX_GPU_BOUNDARY_HEAP", "6", 1);
+  setenv("TOPOVOX_GPU_BOUNDARY_OUT", "3", 1);
+  compare("float 70x66x33, small device scratch", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  unsetenv("TOPOVOX_GPU_BOUNDARY_HEAP");
+  unsetenv("TOPOVOX_GPU_BOUNDARY_OUT");
+  setenv("TOPOVOX_GPU_BOUNDARY_ROOM", "1", 1);
+  compare("float 70x66x33, little output room", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
   batches(rng);
   if (!data.empty())
     shippedData(data);

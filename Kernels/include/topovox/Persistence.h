@@ -85,22 +85,32 @@ struct PersistenceDiagram
 // V-paths, and PHAT's reduction of the Morse boundary matrix. Dimension 0 is
 // paired by union-find along the gradient and the top dimension by
 // union-find in the dual, so only the middle dimension of a 3D image needs
-// Morse boundaries and a matrix. Device: the gradient is built on the GPU
-// when options.device is GPU (or Auto with TOPOVOX_DEVICE=gpu; CUDA
-// builds), bit-identical to the CPU's; Auto keeps it on the CPU threads,
-// which are faster while the paths, pairing and reduction run on the CPU
-// in this version. Memory: 3 bytes a cell and 24 a voxel plus the critical cells:
-// peak resident memory measured 18 bytes a cell on a 256^3 Gaussian random
-// field, 27 on 120^3 uniform noise. Exact; tested against the reference
-// engine below, CubicalRipser and GUDHI.
+// Morse boundaries and a matrix. Device: options.device GPU (or Auto with
+// TOPOVOX_DEVICE=gpu; CUDA builds) builds the summary of a whole image on
+// the GPU - gradient, critical cells, the ends of gradient and dual paths
+// (src/persistence/MorseSummaryGPU.h) - and its Morse boundaries there too,
+// leaving union-find and PHAT to the CPU threads; the diagram is the CPU's.
+// Auto stays on the CPU: a process pays about 0.3 s to start CUDA, which
+// only large volumes (bonsai_256: 0.59 s against 1.13 s on 16 threads) or
+// a session that computes many diagrams win back (in one process bonsai_256
+// takes 0.11 s on an H200, 0.61 s on 16 threads: bench/README.md). Blocks
+// (blockSize > 0) get only their gradient from the GPU. Memory on the CPU:
+// 3 bytes a cell and 24 a voxel plus the critical cells (peak resident
+// memory measured 18 bytes a cell on a 256^3 Gaussian random field, 27 on
+// 120^3 uniform noise); on the GPU, 5 bytes a cell and up to 40 a voxel (the
+// ranks' sort) of device memory. Exact; tested against the
+// reference engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
 
 // Many images at once (a training batch, the slices of a series): each
 // image's diagram as computePersistence gives it, the images shared among
 // the CPU threads (one thread each; a batch smaller than the threads gives
 // the rest to the images). options.progress sees the fraction of images
-// done. In this version a batch runs on the CPU whatever options.device
-// asks (a warning in the first diagram says so when the GPU was asked for).
+// done. On the GPU (options.device as above), images of one size and type
+// are summarised together, as many at a time as a quarter of the free
+// device memory holds (TOPOVOX_GPU_BATCH_IMAGES caps it), and paired on
+// the CPU threads; a batch of mixed sizes runs on the CPU, and the first
+// diagram's warning says so.
 std::vector<PersistenceDiagram> computePersistenceBatch(
   const std::vector<GridView>& images, const PersistenceOptions& options);
 

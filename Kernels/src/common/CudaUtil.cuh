@@ -117,6 +117,11 @@ struct DeviceArray
     else if (ptr)
       cudaFree(ptr);
   }
+  DeviceArray(DeviceArray&& other) noexcept
+    : ptr(other.ptr)
+  {
+    other.ptr = nullptr;
+  }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 };

@@ -13,9 +13,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -127,7 +124,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   std::vector<MorsePiece> pieces;
   pieces.reserve(regions.size());
   if (regions.size() == 1)
-    pieces.emplace_back(grid, regions[0], options); // the gradient on the GPU when asked
+    pieces.emplace_back(grid, regions[0], options); // on the GPU when asked
   else
   {
     std::vector<std::unique_ptr<MorsePiece>> built(regions.size());
@@ -169,9 +166,7 @@ std::vector<PersistenceDiagram> persistenceBatchGPU(
   const std::vector<GridView>& images, const PersistenceOptions& options)
 {
   const int64_t n = static_cast<int64_t>(images.size());
-  auto tq = std::chrono::steady_clock::now();
   const int64_t chunk = morse::piecesPerLaunchGPU(images[0], options.construction);
-  if (std::getenv("TOPOVOX_PROFILE")) std::fprintf(stderr, "  perLaunch: %.4f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - tq).count());
   const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
   PersistenceOptions one = options;
   one.threads = 1;
@@ -183,7 +178,6 @@ std::vector<PersistenceDiagram> persistenceBatchGPU(
     const int64_t b1 = std::min(n, b0 + chunk);
     std::vector<morse::BuiltPiece> built = morse::buildPiecesGPU(
       std::vector<GridView>(images.begin() + b0, images.begin() + b1), options.construction, options.filtration);
-    auto t0 = std::chrono::steady_clock::now();
     parallelFor(b1 - b0, threads, [&](int, int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i)
       {
@@ -195,7 +189,6 @@ std::vector<PersistenceDiagram> persistenceBatchGPU(
         out[static_cast<size_t>(b0 + i)] = pairPieces(pieces, image, one, 1, stages);
       }
     });
-    if (std::getenv("TOPOVOX_PROFILE")) std::fprintf(stderr, "  pairing: %.4f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (options.progress && !options.progress(static_cast<double>(b1) / static_cast<double>(n)))
       throw Aborted{};
   }

@@ -208,11 +208,16 @@ struct MorsePiece::Impl
   int64_t Shift[3];                  // whole doubled coordinate - local one
   int64_t ReportLo[3], ReportHi[3]; // the cells reported, local coordinates, inclusive
   MorsePieceSummary Summary;
-  Device Used = Device::CPU;
+  topovox::Device Used = topovox::Device::CPU;
   std::string Warnings;
-  // False when the GPU built the summary and kept the gradient (an image
-  // that needs no Morse boundary: MorseSummaryGPU.h).
-  bool GradientOnHost = true;
+  // False when the GPU built the summary and kept the gradient: on the
+  // device for the boundaries (Device set), or nowhere for an image that
+  // needs none (MorseSummaryGPU.h). The boundaries then copy it here when
+  // the device hands traversals back.
+  mutable bool GradientOnHost = true;
+  std::shared_ptr<const morse::DeviceGradient> Device;
+  int64_t DeviceImage = 0;
+  bool Super = false;
 
   Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options,
     morse::BuiltPiece* built = nullptr)
@@ -256,9 +261,9 @@ struct MorsePiece::Impl
     }
     // On the GPU, a whole image (no cut planes) gets its summary there,
     // other pieces their gradient.
-    const Device want = morse::persistenceDevice(options.device, &Warnings);
+    const topovox::Device want = morse::persistenceDevice(options.device, &Warnings);
 #ifdef TOPOVOX_WITH_CUDA
-    if (want == Device::GPU && cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
+    if (want == topovox::Device::GPU && cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
     {
       try
       {
@@ -282,17 +287,35 @@ struct MorsePiece::Impl
       collectDualEnds();
   }
 
-  // Takes what the GPU built; the values are read only by the boundaries.
+  // Takes what the GPU built; the values are read only by the CPU's
+  // boundaries.
   void adopt(morse::BuiltPiece&& built, bool super)
   {
     Summary = std::move(built.summary);
-    Used = Device::GPU;
+    Used = topovox::Device::GPU;
+    Super = super;
     GradientOnHost = built.gradientOnHost;
-    if (!GradientOnHost)
+    Device = std::move(built.device);
+    DeviceImage = built.image;
+    if (GradientOnHost)
+    {
+      G = std::move(built.gradient);
+      bool nan = false;
+      Value = OrientedValues(Local, super, Threads, &nan);
+    }
+  }
+
+  // The gradient and values on the host, for boundaries the CPU computes.
+  void bringGradientHome()
+  {
+#ifdef TOPOVOX_WITH_CUDA
+    if (GradientOnHost || !Device)
       return;
-    G = std::move(built.gradient);
+    morse::gradientToHost(*Device, DeviceImage, G);
     bool nan = false;
-    Value = OrientedValues(Local, super, Threads, &nan);
+    Value = OrientedValues(Local, Super, Threads, &nan);
+    GradientOnHost = true;
+#endif
   }
 
   int64_t wholeIndex(const int64_t c[3]) const
@@ -733,20 +756,34 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
   for (int64_t whole : cells)
     if (P->reportedLocal(whole, c))
     {
-      const int64_t cell = P->Cells.index(c);
-      if (!P->GradientOnHost)
-        throw std::logic_error("persistence: a boundary was asked of an image the GPU summarised without one");
-      if (P->G.state[static_cast<size_t>(cell)] != morse::kCritical)
-        throw std::invalid_argument("persistence: a boundary was asked for a cell that is not critical");
       mine.push_back(whole);
-      local.push_back(cell);
+      local.push_back(P->Cells.index(c));
     }
+  std::vector<int64_t> flat;
+#ifdef TOPOVOX_WITH_CUDA
+  // A whole image whose gradient is on the device: the device's records
+  // (local cells are whole ones then), the CPU's for what it hands back.
+  if (P->Device && !P->GradientOnHost && !mine.empty())
+  {
+    std::vector<int64_t> left;
+    flat = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left);
+    if (left.empty())
+      return flat;
+    P->bringGradientHome();
+    mine = left;
+    local = left;
+  }
+#endif
+  if (!mine.empty() && !P->GradientOnHost)
+    throw std::logic_error("persistence: a boundary was asked of an image the GPU summarised without one");
+  for (int64_t cell : local)
+    if (P->G.state[static_cast<size_t>(cell)] != morse::kCritical)
+      throw std::invalid_argument("persistence: a boundary was asked for a cell that is not critical");
   std::vector<std::vector<int64_t>> result(mine.size());
   parallelFor(static_cast<int64_t>(mine.size()), P->Threads, [&](int, int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j)
       result[static_cast<size_t>(j)] = P->boundary(local[static_cast<size_t>(j)]);
   });
-  std::vector<int64_t> flat;
   for (size_t j = 0; j < mine.size(); ++j)
   {
     flat.push_back(mine[j]);

@@ -5,6 +5,7 @@
 // numbered b * count + local, so the pointer forests of all images live in
 // one array each and jump together.
 #include "MorseSummaryGPU.h"
+#include "MorseDevice.cuh"
 
 #include "../common/CudaUtil.cuh"
 #include "../common/HostCopy.h"
@@ -21,8 +22,6 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -35,25 +34,6 @@ namespace morse
 namespace
 {
 using cuda::check;
-
-// The geometry every image of the batch shares. Images are packed on the
-// device (x fastest); vertices and top cells are counted per axis.
-struct BatchGrid
-{
-  int64_t voxelDims[3];
-  int64_t voxelStrides[3];
-  int64_t offset[27]; // neighbour offsets in the packed image (GradientGroups.h)
-  int64_t voxels;
-  int64_t cellDims[3];
-  int64_t cells;
-  int64_t vertexDims[3]; // even coordinates per axis
-  int64_t vertices;
-  int64_t topDims[3]; // odd coordinates per active axis, 1 on the others
-  int64_t tops;
-  bool active[3];
-  bool tConstruction;
-  int top; // dimension of the complex
-};
 
 // The per-critical-cell results, one array each (k: the critical cell's
 // rank in the batch's scan order), in I: 32-bit where an image's cells fit,
@@ -164,16 +144,6 @@ __global__ void jumpKernel(uint32_t* next, int64_t n, int* changed)
     *changed = 1;
 }
 
-// CellGrid::touched's first voxel along an active axis.
-__device__ __forceinline__ int64_t firstTouched(int64_t c, bool t)
-{
-  if (!t)
-    return c >> 1;
-  if (c & 1)
-    return (c - 1) >> 1;
-  return c >= 2 ? (c >> 1) - 1 : 0;
-}
-
 template <typename I>
 __global__ void criticalKernel(const int64_t* __restrict__ critical, int64_t count,
   const uint8_t* __restrict__ ownerCode, BatchGrid grid, const uint32_t* __restrict__ vertexRoot,
@@ -245,32 +215,6 @@ struct IsCritical
   const uint8_t* state;
   __device__ bool operator()(int64_t i) const { return state[i] == kCritical; }
 };
-
-BatchGrid batchGrid(const GridView& image, const cubical::CellGrid& cg)
-{
-  BatchGrid g{};
-  g.voxels = g.cells = g.vertices = g.tops = 1;
-  g.top = 0;
-  g.tConstruction = cg.tConstruction;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.voxelDims[a] = image.dims[a];
-    g.voxelStrides[a] = a == 0 ? 1 : g.voxelStrides[a - 1] * image.dims[a - 1];
-    g.cellDims[a] = cg.dims[a];
-    g.active[a] = cg.active[a];
-    g.vertexDims[a] = (cg.dims[a] + 1) / 2;
-    g.topDims[a] = cg.active[a] ? (cg.dims[a] - 1) / 2 : 1;
-    g.top += cg.active[a] ? 1 : 0;
-    g.voxels *= g.voxelDims[a];
-    g.cells *= g.cellDims[a];
-    g.vertices *= g.vertexDims[a];
-    g.tops *= g.topDims[a];
-  }
-  for (int b = 0; b < 27; ++b)
-    g.offset[b] = euler::choiceAxis(b, 0) * g.voxelStrides[0] + euler::choiceAxis(b, 1) * g.voxelStrides[1] +
-      euler::choiceAxis(b, 2) * g.voxelStrides[2];
-  return g;
-}
 
 // Jumps until every pointer is a root; two rounds a check of the flag.
 void jumpToRoots(uint32_t* next, int64_t n, int* changed)
@@ -521,12 +465,9 @@ int64_t piecesPerLaunchGPU(const GridView& image, Construction construction)
   return std::max<int64_t>(1, most);
 }
 
-static double tvNow() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-#define TVLAP(name) do { if (std::getenv("TOPOVOX_PROFILE")) { cudaDeviceSynchronize(); double t = tvNow(); std::fprintf(stderr, "  gpu %s: %.4f\n", name, t - tvLast); tvLast = t; } } while (0)
 std::vector<BuiltPiece> buildPiecesGPU(
   const std::vector<GridView>& images, Construction construction, Filtration filtration)
 {
-  double tvLast = tvNow();
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
   {
@@ -546,8 +487,6 @@ std::vector<BuiltPiece> buildPiecesGPU(
   if (count * grid.vertices >= INT32_MAX || count * grid.tops + 1 >= INT32_MAX)
     throw std::runtime_error("too many vertices for 32-bit path indices");
 
-  cudaFree(0);
-  TVLAP("init");
   cuda::DeviceArray<char, true> data(static_cast<size_t>(count * grid.voxels) * scalarTypeSize(first.type));
   upload(images, grid.voxels, data.ptr);
   const size_t cells = static_cast<size_t>(count * grid.cells);
@@ -570,7 +509,6 @@ std::vector<BuiltPiece> buildPiecesGPU(
       gradientKernel<T, false><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
   });
   check(cudaGetLastError(), "gradient kernel launch");
-  TVLAP("upload+alloc+gradient");
 
   // The critical cells in index order: image by image, each in the CPU's
   // scan order (CUB's stream compaction, counted first to size the list).
@@ -589,7 +527,6 @@ std::vector<BuiltPiece> buildPiecesGPU(
             isCritical),
       "cub::DeviceSelect::If");
   }
-  TVLAP("select");
   cuda::DeviceArray<int, true> changed(1);
   cuda::DeviceArray<uint32_t, true> vertexNext(grid.top >= 2 ? static_cast<size_t>(count * grid.vertices) : 0);
   if (grid.top >= 2)
@@ -607,7 +544,6 @@ std::vector<BuiltPiece> buildPiecesGPU(
     check(cudaGetLastError(), "top pointers launch");
     jumpToRoots(topNext.ptr, count * grid.tops + 1, changed.ptr);
   }
-  TVLAP("jumping");
   std::vector<BuiltPiece> pieces;
   if (grid.cells < int64_t(UINT32_MAX))
     pieces = summarize<uint32_t>(images, grid, cg, super, critical.ptr, criticalCount, owner.ptr, vertexNext.ptr,
@@ -615,25 +551,36 @@ std::vector<BuiltPiece> buildPiecesGPU(
   else
     pieces = summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner.ptr, vertexNext.ptr,
       topNext.ptr, nan.ptr);
-  TVLAP("summaries");
-  // The gradients the Morse boundaries will read.
-  const int threads = defaultThreadCount();
-  for (int64_t b = 0; b < count; ++b)
+  // The gradients the Morse boundaries will read stay on the device, with
+  // the voxels' ranks; without 32-bit ranks they come to the host.
+  bool boundaries = false;
+  for (const BuiltPiece& p : pieces)
+    boundaries = boundaries || needsBoundaries(grid.top, p.summary.hasNan);
+  if (boundaries && count * grid.voxels < int64_t(UINT32_MAX))
   {
-    BuiltPiece& piece = pieces[static_cast<size_t>(b)];
-    if (!needsBoundaries(grid.top, piece.summary.hasNan))
-      continue;
-    Gradient& g = piece.gradient;
-    const size_t n = static_cast<size_t>(grid.cells), at = static_cast<size_t>(b * grid.cells);
-    g.state = LargeArray<uint8_t>(n);
-    g.step = LargeArray<uint8_t>(n);
-    g.ownerCode = LargeArray<uint8_t>(n);
-    cuda::copyToHost(g.state.data(), state.ptr + at, n, threads);
-    cuda::copyToHost(g.step.data(), step.ptr + at, n, threads);
-    cuda::copyToHost(g.ownerCode.data(), owner.ptr + at, n, threads);
-    piece.gradientOnHost = true;
+    cuda::PooledArray<uint16_t> words = cellWords(state, step, owner, static_cast<int64_t>(cells));
+    auto kept = std::make_shared<DeviceGradient>(DeviceGradient{ grid, count, std::move(state), std::move(step),
+      std::move(owner), voxelRanks(data.ptr, first.type, count * grid.voxels, super), std::move(words) });
+    for (int64_t b = 0; b < count; ++b)
+      if (needsBoundaries(grid.top, pieces[static_cast<size_t>(b)].summary.hasNan))
+      {
+        pieces[static_cast<size_t>(b)].device = kept;
+        pieces[static_cast<size_t>(b)].image = b;
+      }
   }
-  TVLAP("gradient download");
+  else if (boundaries)
+  {
+    const DeviceGradient here{ grid, count, std::move(state), std::move(step), std::move(owner),
+      cuda::PooledArray<uint32_t>(0), cuda::PooledArray<uint16_t>(0) };
+    for (int64_t b = 0; b < count; ++b)
+    {
+      BuiltPiece& piece = pieces[static_cast<size_t>(b)];
+      if (!needsBoundaries(grid.top, piece.summary.hasNan))
+        continue;
+      gradientToHost(here, b, piece.gradient);
+      piece.gradientOnHost = true;
+    }
+  }
   return pieces;
 }
 }

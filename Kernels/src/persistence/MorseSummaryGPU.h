@@ -14,11 +14,13 @@
 // passes over coalesced arrays, where walking each path alone on a GPU
 // thread stalls on plateaus thousands of cells long.
 //
-// What stays on the host: the union-find pairing and, where the image needs
-// Morse boundaries (3D images, or images with NaN, whose top dimension the
-// dual union-find cannot pair), the gradient itself, copied back for
-// MorsePiece's boundaries. A 2D image without NaN needs no boundary: only
-// the summary crosses the bus.
+// What stays on the host: the union-find pairing and PHAT's reduction.
+// Where an image needs Morse boundaries (3D images, or images with NaN,
+// whose top dimension the dual union-find cannot pair) its gradient stays
+// on the device for MorseBoundaryCUDA.cu, which computes them there; the
+// gradient comes to the host only for the few traversals too large for the
+// device's scratch. A 2D image without NaN needs no boundary: only the
+// summary crosses the bus.
 #pragma once
 
 #include "MorseGradient.h"
@@ -26,6 +28,7 @@
 #include "topovox/PersistencePieces.h"
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <strings.h>
 #include <vector>
@@ -34,12 +37,18 @@ namespace topovox
 {
 namespace morse
 {
+struct DeviceGradient; // a batch's gradient on the device (MorseDevice.cuh)
+
 // What the device built for one whole image (no cut planes).
 struct BuiltPiece
 {
   MorsePieceSummary summary;
   Gradient gradient; // its arrays filled only when gradientOnHost
   bool gradientOnHost = false;
+  // Where the image needs boundaries: its batch's gradient on the device,
+  // shared by the batch's pieces, and its place in the batch.
+  std::shared_ptr<const DeviceGradient> device;
+  int64_t image = 0;
   explicit BuiltPiece(const cubical::CellGrid& cg)
     : gradient(cg)
   {
@@ -77,6 +86,16 @@ std::vector<BuiltPiece> buildPiecesGPU(
 // indices within 32 bits, and no more than TOPOVOX_GPU_BATCH_IMAGES when
 // that is set; at least 1.
 int64_t piecesPerLaunchGPU(const GridView& image, Construction construction);
+
+// The Morse boundaries of `cells` (image `image`'s own critical cells) from
+// the gradient on the device, flattened as MorsePiece::boundaries gives
+// them (records in any order); the cells the device could not finish go to
+// *left, for the CPU. Throws std::runtime_error on CUDA failures.
+std::vector<int64_t> boundariesGPU(
+  const DeviceGradient& gradient, int64_t image, const std::vector<int64_t>& cells, std::vector<int64_t>* left);
+
+// Image `image`'s gradient copied into `out` (its arrays sized here).
+void gradientToHost(const DeviceGradient& gradient, int64_t image, Gradient& out);
 #endif
 }
 }

@@ -1,0 +1,94 @@
+// MorseDevice.cuh - what the CUDA files of the Morse engine share: the
+// geometry of a batch of images of one size on the device, and the gradient
+// kept there for the Morse boundaries (MorseBoundaryCUDA.cu).
+#pragma once
+
+#include "MorseSummaryGPU.h"
+
+#include "../common/CudaUtil.cuh"
+
+#include <cstdint>
+
+namespace topovox
+{
+namespace morse
+{
+// The geometry every image of the batch shares. Images are packed on the
+// device (x fastest); vertices and top cells are counted per axis.
+struct BatchGrid
+{
+  int64_t voxelDims[3];
+  int64_t voxelStrides[3];
+  int64_t offset[27]; // neighbour offsets in the packed image (GradientGroups.h)
+  int64_t voxels;
+  int64_t cellDims[3];
+  int64_t cells;
+  int64_t vertexDims[3]; // even coordinates per axis
+  int64_t vertices;
+  int64_t topDims[3]; // odd coordinates per active axis, 1 on the others
+  int64_t tops;
+  bool active[3];
+  bool tConstruction;
+  int top; // dimension of the complex
+};
+
+inline BatchGrid batchGrid(const GridView& image, const cubical::CellGrid& cg)
+{
+  BatchGrid g{};
+  g.voxels = g.cells = g.vertices = g.tops = 1;
+  g.top = 0;
+  g.tConstruction = cg.tConstruction;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.voxelDims[a] = image.dims[a];
+    g.voxelStrides[a] = a == 0 ? 1 : g.voxelStrides[a - 1] * image.dims[a - 1];
+    g.cellDims[a] = cg.dims[a];
+    g.active[a] = cg.active[a];
+    g.vertexDims[a] = (cg.dims[a] + 1) / 2;
+    g.topDims[a] = cg.active[a] ? (cg.dims[a] - 1) / 2 : 1;
+    g.top += cg.active[a] ? 1 : 0;
+    g.voxels *= g.voxelDims[a];
+    g.cells *= g.cellDims[a];
+    g.vertices *= g.vertexDims[a];
+    g.tops *= g.topDims[a];
+  }
+  for (int b = 0; b < 27; ++b)
+    g.offset[b] = euler::choiceAxis(b, 0) * g.voxelStrides[0] + euler::choiceAxis(b, 1) * g.voxelStrides[1] +
+      euler::choiceAxis(b, 2) * g.voxelStrides[2];
+  return g;
+}
+
+// CellGrid::touched's first voxel along an active axis.
+__device__ __forceinline__ int64_t firstTouched(int64_t c, bool t)
+{
+  if (!t)
+    return c >> 1;
+  if (c & 1)
+    return (c - 1) >> 1;
+  return c >= 2 ? (c >> 1) - 1 : 0;
+}
+
+// A batch's gradient left on the device, with each voxel's rank in the
+// filtration order (value, then linear index in the batch): rank * 32 +
+// step orders a batch's cells as MorsePiece's Keys do, in one integer.
+struct DeviceGradient
+{
+  BatchGrid grid;
+  int64_t images = 0;
+  cuda::PooledArray<uint8_t> state, step, owner;
+  cuda::PooledArray<uint32_t> rank;
+  // state | step << 4 | owner << 9 per cell: one load where the traversal
+  // needs all three.
+  cuda::PooledArray<uint16_t> cellWord;
+};
+
+// The ranks of n voxels of type `type` on the device, oriented (superlevel:
+// negated) as OrientedValues orders them; ties by index (CUB's stable radix
+// sort). Throws std::runtime_error on CUDA failures.
+cuda::PooledArray<uint32_t> voxelRanks(const void* data, ScalarType type, int64_t n, bool super);
+
+// The cell words of n cells.
+cuda::PooledArray<uint16_t> cellWords(const cuda::PooledArray<uint8_t>& state,
+  const cuda::PooledArray<uint8_t>& step, const cuda::PooledArray<uint8_t>& owner, int64_t n);
+}
+}
