@@ -47,19 +47,25 @@ void coordinates(const int64_t dims[3], int64_t voxel, int64_t out[3])
 }
 }
 
-void DiagramBuilder::pair(const PairCell& birth, const PairCell& death)
+bool DiagramBuilder::make(const PairCell& birth, const PairCell& death, PersistencePair& p) const
 {
   const double sign = Super ? -1.0 : 1.0;
-  PersistencePair p;
+  p = PersistencePair();
   p.dimension = birth.dimension;
   p.birth = sign * birth.key;
   p.death = sign * death.key;
-  if (p.birth == p.death || p.dimension > Options.maxDimension ||
-    !(p.persistence() > Options.minPersistence))
-    return;
+  if (p.birth == p.death || p.dimension > Options.maxDimension || !(p.persistence() > Options.minPersistence))
+    return false;
   coordinates(Dims, birth.voxel, p.birthVoxel);
   coordinates(Dims, death.voxel, p.deathVoxel);
-  Pairs.push_back(p);
+  return true;
+}
+
+void DiagramBuilder::pair(const PairCell& birth, const PairCell& death)
+{
+  PersistencePair p;
+  if (make(birth, death, p))
+    Pairs.push_back(p);
 }
 
 void DiagramBuilder::essential(const PairCell& birth)

@@ -7,6 +7,9 @@
 
 #include "topovox/Persistence.h"
 
+#include "../common/Parallel.h"
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -38,10 +41,36 @@ public:
   // Room for `count` pairs (a diagram of millions grows without copies).
   void reserve(size_t count) { Pairs.reserve(count); }
   void pair(const PairCell& birth, const PairCell& death);
+  // Pairs 0 .. n-1, get(k, birth, death) filling pair k's cells, on
+  // `threads` threads (the order before finish() does not matter: it sorts
+  // by a total order).
+  template <typename Get>
+  void pairMany(int64_t n, int threads, Get get)
+  {
+    std::vector<std::vector<PersistencePair>> parts(static_cast<size_t>(std::max(1, threads)));
+    parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
+      std::vector<PersistencePair>& mine = parts[static_cast<size_t>(w)];
+      mine.reserve(static_cast<size_t>(k1 - k0));
+      PairCell birth, death;
+      PersistencePair p;
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        get(k, birth, death);
+        if (make(birth, death, p))
+          mine.push_back(p);
+      }
+    });
+    for (auto& part : parts)
+      Pairs.insert(Pairs.end(), part.begin(), part.end());
+  }
   void essential(const PairCell& birth);
   std::vector<PersistencePair> finish();
 
 private:
+  // The pair of the two cells, false when it is not reported (zero
+  // persistence, above maxDimension, below minPersistence).
+  bool make(const PairCell& birth, const PairCell& death, PersistencePair& p) const;
+
   int64_t Dims[3];
   const PersistenceOptions& Options;
   bool Super;

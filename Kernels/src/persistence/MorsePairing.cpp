@@ -312,23 +312,24 @@ PersistenceDiagram MorsePairing::finish()
       matrixColumn[j] = static_cast<int64_t>(positionOf.size());
       positionOf.push_back(static_cast<int64_t>(j));
     }
+  // Columns are independent (PHAT's vector_vector keeps one vector each):
+  // filled on all threads.
   phat::boundary_matrix<phat::vector_vector> matrix;
   matrix.set_num_cols(static_cast<phat::index>(positionOf.size()));
-  for (size_t m = 0; m < positionOf.size(); ++m)
-  {
-    const size_t at = static_cast<size_t>(positionOf[m]);
+  parallelFor(static_cast<int64_t>(positionOf.size()), p.threads(), [&](int, int64_t m0, int64_t m1) {
     std::vector<phat::index> entries;
-    if (at < p.SlotOf.size() && p.SlotOf[at] >= 0)
-      entries.swap(p.Boundary[static_cast<size_t>(p.SlotOf[at])]);
-    size_t kept = 0;
-    for (auto e : entries)
-      if (matrixColumn[static_cast<size_t>(e)] >= 0)
-        entries[kept++] = static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]);
-    entries.resize(kept);
-    matrix.set_dim(static_cast<phat::index>(m),
-      static_cast<phat::dimension>(p.Critical[static_cast<size_t>(positionOf[m])].dimension));
-    matrix.set_col(static_cast<phat::index>(m), entries);
-  }
+    for (int64_t m = m0; m < m1; ++m)
+    {
+      const size_t at = static_cast<size_t>(positionOf[static_cast<size_t>(m)]);
+      entries.clear();
+      if (at < p.SlotOf.size() && p.SlotOf[at] >= 0)
+        for (auto e : p.Boundary[static_cast<size_t>(p.SlotOf[at])])
+          if (matrixColumn[static_cast<size_t>(e)] >= 0)
+            entries.push_back(static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]));
+      matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[at].dimension));
+      matrix.set_col(static_cast<phat::index>(m), entries);
+    }
+  });
   std::vector<std::vector<phat::index>>().swap(p.Boundary);
   std::vector<int32_t>().swap(p.SlotOf);
   std::vector<char>().swap(p.Given);
@@ -348,10 +349,12 @@ PersistenceDiagram MorsePairing::finish()
   };
   std::vector<char> paired(p.Critical.size(), 0);
   for (const auto& pr : p.Pairs)
-  {
     paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
-    diagram.pair(cellOf(pr.first), cellOf(pr.second));
-  }
+  diagram.pairMany(static_cast<int64_t>(p.Pairs.size()), p.threads(),
+    [&](int64_t k, persistence::PairCell& birth, persistence::PairCell& death) {
+      birth = cellOf(p.Pairs[static_cast<size_t>(k)].first);
+      death = cellOf(p.Pairs[static_cast<size_t>(k)].second);
+    });
   // Unpaired critical cells are essential: components (the roots of the
   // union-find on minima), and whatever the matrix leaves.
   for (size_t j = 0; j < p.Critical.size(); ++j)
