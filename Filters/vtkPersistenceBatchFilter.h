@@ -9,7 +9,9 @@
  * CubicalRipser's), computed together by topovox::computePersistenceBatch,
  * which shares the images among the CPU threads (one image per thread):
  * what a training batch or a time series of small images needs, where one
- * image at a time would leave threads idle.
+ * image at a time would leave threads idle. With Device GPU, images of one
+ * size are summarised together on the device (gradient, critical cells,
+ * path ends, Morse boundaries) and paired on the CPU threads.
  *
  * Input: a vtkImageData with time steps (every step is read, one per
  * execution, and kept until the batch runs: memory is the series' selected
@@ -62,7 +64,7 @@ public:
   /** Pairs with persistence above this (default 0: all). */
   vtkSetClampMacro(MinimumPersistence, double, 0.0, VTK_DOUBLE_MAX);
   vtkGetMacro(MinimumPersistence, double);
-  /** 0 auto (default), 1 CPU, 2 GPU (a batch runs on the CPU for now: warns). */
+  /** 0 auto (default), 1 CPU, 2 GPU (images of one size together on the device). */
   vtkSetClampMacro(Device, int, 0, 2);
   vtkGetMacro(Device, int);
   /** Component of the array; -1 (default): the only one. */
