@@ -143,6 +143,19 @@ struct PassIn
   __device__ double g(int64_t q) const { return values(first + q * step, x); }
 };
 
+// The line at column x of line group `other` (kernels that have both), or
+// of linear index `line` = x + nx * other.
+template <typename Values>
+__device__ PassIn<Values> lineIn(Values values, const Pass& pass, int64_t x, int64_t other)
+{
+  return { values, x + other * pass.otherStride, pass.step, x };
+}
+template <typename Values>
+__device__ PassIn<Values> lineIn(Values values, const Pass& pass, int64_t line)
+{
+  return lineIn(values, pass, line % pass.nx, line / pass.nx);
+}
+
 // Where a pass puts its answers (take(p, q, g): position p's nearest is
 // position q of the line, at squared distance g). Not the last pass: q
 // itself, and g for the next pass when it needs it.
@@ -224,7 +237,7 @@ __global__ void classifyKernel(Values values, Pass pass, int* far, int* crowd)
                crowdAt = crowdRuleHolds(pass.nx * pass.others) ? crowdLimit(pass.s2) : INFINITY;
   for (int64_t other = blockIdx.z; other < pass.others; other += gridDim.z)
   {
-    const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
+    const PassIn<Values> in = lineIn(values, pass, x, other);
     for (int64_t p0 = (blockIdx.y * int64_t(blockDim.y) + threadIdx.y) * kClassifyRun; p0 < pass.len;
          p0 += int64_t(gridDim.y) * blockDim.y * kClassifyRun)
     {
@@ -269,7 +282,7 @@ __global__ void windowKernel(Values values, Pass pass, Out out, const __grid_con
       continue;
     for (int64_t p = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; p < pass.len; p += int64_t(gridDim.y) * blockDim.y)
     {
-      const PassIn<Values> in{ values, x + other * pass.otherStride, pass.step, x };
+      const PassIn<Values> in = lineIn(values, pass, x, other);
       const double gp = active ? in.g(p) : 0.0;
       double best;
       const int64_t q = nearestInWindow(p, gp, pass.len, steps, in, active, WarpVote(), &best);
@@ -293,13 +306,6 @@ __device__ EnvelopeScratch envelopeStacks(char* memory, int64_t count, int64_t l
   return { { reinterpret_cast<int32_t*>(z + count * len) + i, count }, { z + i, count } };
 }
 constexpr int64_t kEnvelopeEntryBytes = sizeof(double) + sizeof(int32_t);
-
-template <typename Values>
-__device__ PassIn<Values> lineIn(Values values, const Pass& pass, int64_t line)
-{
-  const int64_t x = line % pass.nx, other = line / pass.nx;
-  return { values, x + other * pass.otherStride, pass.step, x };
-}
 
 // One thread a line: its envelope (buildEnvelope), the stack's top in tops.
 template <typename Values>

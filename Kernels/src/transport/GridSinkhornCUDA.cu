@@ -24,7 +24,7 @@
 
 #include "../common/CudaUtil.cuh"
 
-#include <cublas_v2.h>
+#include "CublasLibrary.h"
 
 #include <array>
 #include <climits>
@@ -195,8 +195,8 @@ cublasHandle_t blasHandle()
   struct Handle
   {
     cublasHandle_t h = nullptr;
-    Handle() { checkBlas(cublasCreate(&h), "cublasCreate"); }
-    ~Handle() { cublasDestroy(h); }
+    Handle() { checkBlas(cuda::cublasLibrary().create(&h), "cublasCreate"); }
+    ~Handle() { cuda::cublasLibrary().destroy(h); }
   };
   thread_local Handle handle;
   return handle.h;
@@ -262,11 +262,8 @@ public:
       }
   }
 
-  // Set `set`'s factor of axis `axis` (GridFactors::of).
-  const double* factor(int set, int axis) const
-  {
-    return factors_[set == CostX + axis ? 1 : set == PositionX + axis ? 2 : 0][axis]->ptr;
-  }
+  // Set `set`'s factor of axis `axis` (GridFactors::of's on the device).
+  const double* factor(int set, int axis) const { return factors_[factorKind(set, axis)][axis]->ptr; }
 
   void apply(FactorSet set, Buffer in, Buffer out)
   {
@@ -363,14 +360,14 @@ private:
     if (axis == 0)
     {
       // out (nx x ny nz) = F (nx x nx) in
-      checkBlas(cublasDgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, n, static_cast<int>(ny * nz), n, &one, F, n, in, n,
+      checkBlas(cuda::cublasLibrary().dgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, n, static_cast<int>(ny * nz), n, &one, F, n, in, n,
                   &zero, out, n),
         "cublasDgemm");
       return true;
     }
     // per plane: out (m x N) = in (m x N) F^T, m the voxels of a line's stride
     const int64_t m = axis == 1 ? nx : nx * ny, planes = axis == 1 ? nz : 1;
-    checkBlas(cublasDgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), n, n, &one, in,
+    checkBlas(cuda::cublasLibrary().dgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), n, n, &one, in,
                 static_cast<int>(m), m * N, F, n, 0, &zero, out, static_cast<int>(m), m * N, static_cast<int>(planes)),
       "cublasDgemmStridedBatched");
     return true;

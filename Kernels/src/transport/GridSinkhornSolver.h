@@ -56,12 +56,20 @@ enum FactorSet : int
 // the axis's cost term, the kernel times the position. Set s applies to
 // axis a the cost or position factor where s is CostX + a or PositionX + a,
 // the kernel otherwise: three matrices an axis, not seven.
+// Which of an axis's three factors set `set` applies to it: 0 the kernel,
+// 1 the cost term's, 2 the position's (the CPU's and the GPU's one rule).
+inline int factorKind(int set, int axis)
+{
+  return set == CostX + axis ? 1 : set == PositionX + axis ? 2 : 0;
+}
+
 struct GridFactors
 {
   std::vector<double> kernel[3], cost[3], position[3];
   const std::vector<double>& of(int set, int axis) const
   {
-    return set == CostX + axis ? cost[axis] : set == PositionX + axis ? position[axis] : kernel[axis];
+    const int kind = factorKind(set, axis);
+    return kind == 1 ? cost[axis] : kind == 2 ? position[axis] : kernel[axis];
   }
 };
 
