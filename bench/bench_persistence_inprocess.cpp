@@ -4,13 +4,14 @@
 // exists and the libraries are loaded (the whole-process times of the
 // driver include both).
 //
-//   bench_persistence_inprocess FILE DTYPE NX NY NZ DEVICE REPEAT
+//   bench_persistence_inprocess FILE DTYPE NX NY NZ DEVICE REPEAT [batch]
 //
 // FILE: raw, x fastest; DTYPE uint8, int16, uint16 or float32; DEVICE cpu
 // or gpu (all CPU threads either way). One warm-up call, then the best of
 // REPEAT calls of computePersistence (V construction, sublevel sets).
 // Prints one JSON object: the best time in ms, the stages of that call, the
-// number of pairs.
+// number of pairs. With "batch": the NZ planes are NZ images of NX x NY, one
+// computePersistenceBatch call (no stages; the time per image as well).
 #include "topovox/Persistence.h"
 
 #include <chrono>
@@ -25,9 +26,9 @@ using namespace topovox;
 
 int main(int argc, char** argv)
 {
-  if (argc != 8)
+  if (argc != 8 && !(argc == 9 && std::string(argv[8]) == "batch"))
   {
-    std::fprintf(stderr, "usage: %s FILE DTYPE NX NY NZ DEVICE REPEAT\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE DTYPE NX NY NZ DEVICE REPEAT [batch]\n", argv[0]);
     return 2;
   }
   const std::string dtype = argv[2];
@@ -57,6 +58,30 @@ int main(int argc, char** argv)
   PersistenceOptions options;
   options.device = std::string(argv[6]) == "gpu" ? Device::GPU : Device::CPU;
   const int repeat = std::max(1, std::atoi(argv[7]));
+  if (argc == 9)
+  {
+    std::vector<GridView> images;
+    for (int64_t k = 0; k < nz; ++k)
+      images.push_back(GridView::contiguous(data.data() + k * nx * ny * scalarTypeSize(type), type, nx, ny, 1));
+    double bestMs = 1e300;
+    size_t pairs = 0;
+    Device used = Device::CPU;
+    for (int k = 0; k <= repeat; ++k)
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::vector<PersistenceDiagram> d = computePersistenceBatch(images, options);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (k > 0 && ms < bestMs)
+        bestMs = ms;
+      pairs = 0;
+      for (const PersistenceDiagram& one : d)
+        pairs += one.pairs.size();
+      used = d.empty() ? Device::CPU : d[0].device;
+    }
+    std::printf("{\"ms\": %.3f, \"us_per_image\": %.1f, \"device\": \"%s\", \"pairs\": %zu}\n", bestMs,
+      1e3 * bestMs / static_cast<double>(nz), used == Device::GPU ? "gpu" : "cpu", pairs);
+    return 0;
+  }
   const GridView grid = GridView::contiguous(data.data(), type, nx, ny, nz);
   PersistenceDiagram best;
   double bestMs = 1e300;

@@ -322,13 +322,20 @@ int main(int argc, char** argv)
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   // Device scratch too small for most traversals, and room for one entry a
-  // boundary: the CPU finishes what the device hands back.
+  // boundary: the second pass finishes what the first hands on, or, without
+  // it, the CPU.
   setenv("TOPOVOX_GPU_BOUNDARY_HEAP", "6", 1);
   setenv("TOPOVOX_GPU_BOUNDARY_OUT", "3", 1);
   compare("float 70x66x33, small device scratch", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  setenv("TOPOVOX_GPU_BOUNDARY_RETRY", "0", 1);
+  compare("float 70x66x33, small device scratch, no second pass",
+    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   unsetenv("TOPOVOX_GPU_BOUNDARY_HEAP");
   unsetenv("TOPOVOX_GPU_BOUNDARY_OUT");
   setenv("TOPOVOX_GPU_BOUNDARY_ROOM", "1", 1);
+  compare("float 70x66x33, little output room, no second pass",
+    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
   compare("float 70x66x33, little output room", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
   batches(rng);

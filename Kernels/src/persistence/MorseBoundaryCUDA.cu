@@ -8,9 +8,11 @@
 // Why a thread a cell: on a 256^3 volume 65,000 boundaries take 100 heap
 // steps on average, and the largest heap holds 150 cells (bonsai_256), so
 // each traversal fits a small scratch of its own; the longest (11,000
-// steps) bounds the kernel. A traversal that outgrows its scratch, or whose
-// record does not fit the output, is handed back to the CPU, which computes
-// it from the gradient copied to the host.
+// steps, 35,000 on engine_256x256x128, each a few dependent loads) bounds
+// the kernel. A traversal that outgrows its scratch, or whose record does
+// not fit the output, is retried with a larger one, and what still does not
+// fit is handed back to the CPU, which computes it from the gradient copied
+// to the host.
 #include "MorseDevice.cuh"
 
 #include "../common/HostCopy.h"
@@ -326,30 +328,21 @@ cuda::PooledArray<uint16_t> cellWords(
   return word;
 }
 
-std::vector<int64_t> boundariesGPU(
-  const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells, std::vector<int64_t>* left)
+namespace
 {
-  left->clear();
+// One launch over `cells`: records for those that fit, the others in *left.
+// Scratch a thread: a heap of heapCapacity entries and an output list of
+// outCapacity; `room` entries a cell on average for the records.
+std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
+  int heapCapacity, int outCapacity, int room, int64_t maxBlocks, std::vector<int64_t>* left)
+{
   const int64_t count = static_cast<int64_t>(cells.size());
-  if (!count)
-    return {};
-  if (g.grid.cells >= int64_t(UINT32_MAX) || g.grid.cellDims[0] >= (1 << 21) || g.grid.cellDims[1] >= (1 << 21) ||
-    g.grid.cellDims[2] >= (1 << 21))
-  {
-    *left = cells;
-    return {};
-  }
-  // Scratch a thread: a heap and an output list. The tests shrink them and
-  // the output (TOPOVOX_GPU_BOUNDARY_HEAP, _OUT, _ROOM) to send traversals
-  // back to the CPU.
-  Traversal t{ g.cellWord.ptr, g.rank.ptr, g.grid,
-    envOr("TOPOVOX_GPU_BOUNDARY_HEAP", 192), envOr("TOPOVOX_GPU_BOUNDARY_OUT", 128) };
+  const Traversal t{ g.cellWord.ptr, g.rank.ptr, g.grid, heapCapacity, outCapacity };
   const int perBlock = 128;
-  const unsigned blocks = cuda::blocksFor(count, perBlock, int64_t(cuda::multiprocessorCount()) * 4);
+  const unsigned blocks = cuda::blocksFor(count, perBlock, maxBlocks);
   const int64_t threads = int64_t(blocks) * perBlock;
-  // Room for 14 entries a boundary on average (bonsai_256: 5).
   const unsigned long long flatCapacity =
-    static_cast<unsigned long long>(envOr("TOPOVOX_GPU_BOUNDARY_ROOM", 16)) * static_cast<unsigned long long>(count);
+    static_cast<unsigned long long>(room) * static_cast<unsigned long long>(count);
   cuda::PooledArray<int64_t> onDevice(cells.size()), flat(flatCapacity), leftCells(cells.size());
   cuda::PooledArray<Entry> heaps(static_cast<size_t>(threads * t.heapCapacity));
   cuda::PooledArray<uint32_t> outs(static_cast<size_t>(threads * t.outCapacity));
@@ -369,6 +362,42 @@ std::vector<int64_t> boundariesGPU(
   if (used[1])
     check(cudaMemcpy(left->data(), leftCells.ptr, left->size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
       "cudaMemcpy");
+  return records;
+}
+} // namespace
+
+std::vector<int64_t> boundariesGPU(
+  const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells, std::vector<int64_t>* left)
+{
+  left->clear();
+  if (cells.empty())
+    return {};
+  if (g.grid.cells >= int64_t(UINT32_MAX) || g.grid.cellDims[0] >= (1 << 21) || g.grid.cellDims[1] >= (1 << 21) ||
+    g.grid.cellDims[2] >= (1 << 21))
+  {
+    *left = cells;
+    return {};
+  }
+  // Pass 1, every cell: a scratch for heaps of 384 (the largest heaps:
+  // bonsai_256 150, colin27_t1 163, engine_256x256x128 267; 99.9% of them
+  // under 75), room for 14 entries a boundary on average (bonsai_256: 5),
+  // 256 threads a multiprocessor (the bulk of the traversals take well
+  // under a millisecond; the time is the longest one's). Pass 2, what did
+  // not fit: a scratch ten times larger for a thousand threads at most. A
+  // cell retried there runs after pass 1's longest, so pass 1 must fit the
+  // common ones; the CPU, which then needs the whole gradient copied to the
+  // host, gets almost nothing. The tests shrink pass 1
+  // (TOPOVOX_GPU_BOUNDARY_HEAP, _OUT, _ROOM) and turn pass 2 off
+  // (TOPOVOX_GPU_BOUNDARY_RETRY=0) to send traversals on.
+  const int64_t sms = cuda::multiprocessorCount();
+  std::vector<int64_t> records = boundaryPass(g, image, cells, envOr("TOPOVOX_GPU_BOUNDARY_HEAP", 384),
+    envOr("TOPOVOX_GPU_BOUNDARY_OUT", 128), envOr("TOPOVOX_GPU_BOUNDARY_ROOM", 16), sms * 2, left);
+  const char* retry = std::getenv("TOPOVOX_GPU_BOUNDARY_RETRY");
+  if (left->empty() || (retry && std::atoi(retry) == 0))
+    return records;
+  const std::vector<int64_t> again = *left;
+  const std::vector<int64_t> more = boundaryPass(g, image, again, 4096, 1024, 1026, 8, left);
+  records.insert(records.end(), more.begin(), more.end());
   return records;
 }
 
