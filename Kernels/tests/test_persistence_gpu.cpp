@@ -49,6 +49,38 @@ bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
   return true;
 }
 
+// Calls run(options, words) for each construction and filtration; words
+// name them for the messages.
+template <typename Run>
+void forEachFiltration(Run run)
+{
+  for (Construction c : { Construction::V, Construction::T })
+    for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
+    {
+      PersistenceOptions po;
+      po.construction = c;
+      po.filtration = f;
+      run(po, std::string(" ") + constructionName(c) + " " + filtrationName(f));
+    }
+}
+
+// The GPU engine's diagrams of g against the CPU engine's; the stages of
+// the sublevel runs printed when asked.
+void compareDiagrams(const std::string& name, const GridView& g, bool printStages = false)
+{
+  forEachFiltration([&](PersistenceOptions po, const std::string& words) {
+    po.device = Device::CPU;
+    const PersistenceDiagram cpu = computePersistence(g, po);
+    po.device = Device::GPU;
+    const PersistenceDiagram gpu = computePersistence(g, po);
+    expect(gpu.device == Device::GPU, name + words + ": the GPU built the diagram's complex (" + gpu.warnings + ")");
+    expect(sameDiagram(cpu, gpu), name + words + ": GPU diagram equals the CPU diagram");
+    if (printStages && po.filtration == Filtration::Sublevel)
+      std::printf("%s%s: %zu pairs; CPU stages:\n%sGPU stages:\n%s", name.c_str(), words.c_str(), cpu.pairs.size(),
+        cpu.timings.c_str(), gpu.timings.c_str());
+  });
+}
+
 bool sameSummary(const MorsePieceSummary& a, const MorsePieceSummary& b)
 {
   if (a.critical.size() != b.critical.size() || a.edgeEnds != b.edgeEnds || a.dualEnds != b.dualEnds ||
@@ -66,46 +98,35 @@ bool sameSummary(const MorsePieceSummary& a, const MorsePieceSummary& b)
 // The GPU's summary of the whole image against the CPU piece's.
 void compareSummaries(const std::string& name, const GridView& g)
 {
-  for (Construction c : { Construction::V, Construction::T })
-    for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
-    {
-      PersistenceOptions po;
-      po.construction = c;
-      po.filtration = f;
-      const PieceRegion whole = PieceRegion::whole(g.dims, c);
-      po.device = Device::CPU;
-      const MorsePiece cpu(g, whole, po);
-      po.device = Device::GPU;
-      const MorsePiece gpu(g, whole, po);
-      const std::string what = name + " " + constructionName(c) + " " + filtrationName(f);
-      expect(gpu.gradientDevice() == Device::GPU, what + ": the GPU built the summary (" + gpu.warnings() + ")");
-      expect(sameSummary(cpu.summary(), gpu.summary()), what + ": GPU summary equals the CPU summary");
-    }
+  forEachFiltration([&](PersistenceOptions po, const std::string& words) {
+    const PieceRegion whole = PieceRegion::whole(g.dims, po.construction);
+    po.device = Device::CPU;
+    const MorsePiece cpu(g, whole, po);
+    po.device = Device::GPU;
+    const MorsePiece gpu(g, whole, po);
+    expect(gpu.gradientDevice() == Device::GPU, name + words + ": the GPU built the summary (" + gpu.warnings() + ")");
+    expect(sameSummary(cpu.summary(), gpu.summary()), name + words + ": GPU summary equals the CPU summary");
+  });
 }
 
 // A batch on the GPU against the same batch on the CPU, image by image.
 void compareBatch(const std::string& name, const std::vector<GridView>& images, bool expectGPU = true)
 {
-  for (Construction c : { Construction::V, Construction::T })
-    for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
-    {
-      PersistenceOptions po;
-      po.construction = c;
-      po.filtration = f;
-      po.device = Device::CPU;
-      const std::vector<PersistenceDiagram> cpu = computePersistenceBatch(images, po);
-      po.device = Device::GPU;
-      const std::vector<PersistenceDiagram> gpu = computePersistenceBatch(images, po);
-      const std::string what = name + " " + constructionName(c) + " " + filtrationName(f);
-      bool same = cpu.size() == gpu.size();
-      for (size_t k = 0; same && k < cpu.size(); ++k)
-        same = sameDiagram(cpu[k], gpu[k]);
-      expect(same, what + ": GPU batch diagrams equal the CPU batch's");
-      expect(!gpu.empty() && (gpu[0].device == Device::GPU) == expectGPU,
-        what + (expectGPU ? ": the GPU ran the batch" : ": the CPU ran the batch, and said so"));
-      if (!expectGPU)
-        expect(gpu[0].warnings.find("different sizes") != std::string::npos, what + ": warning given");
-    }
+  forEachFiltration([&](PersistenceOptions po, const std::string& words) {
+    po.device = Device::CPU;
+    const std::vector<PersistenceDiagram> cpu = computePersistenceBatch(images, po);
+    po.device = Device::GPU;
+    const std::vector<PersistenceDiagram> gpu = computePersistenceBatch(images, po);
+    const std::string what = name + words;
+    bool same = cpu.size() == gpu.size();
+    for (size_t k = 0; same && k < cpu.size(); ++k)
+      same = sameDiagram(cpu[k], gpu[k]);
+    expect(same, what + ": GPU batch diagrams equal the CPU batch's");
+    expect(!gpu.empty() && (gpu[0].device == Device::GPU) == expectGPU,
+      what + (expectGPU ? ": the GPU ran the batch" : ": the CPU ran the batch, and said so"));
+    if (!expectGPU)
+      expect(gpu[0].warnings.find("different sizes") != std::string::npos, what + ": warning given");
+  });
 }
 
 // Every combination on one image. Returns false when no GPU was used.
@@ -136,20 +157,7 @@ bool compare(const std::string& name, const GridView& g)
         expect(cpu.state == gpu.state && cpu.step == gpu.step && cpu.ownerCode == gpu.ownerCode,
           what + ": GPU gradient equals the CPU gradient");
       }
-  for (Construction c : { Construction::V, Construction::T })
-    for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
-    {
-      PersistenceOptions po;
-      po.construction = c;
-      po.filtration = f;
-      po.device = Device::CPU;
-      const PersistenceDiagram cpu = computePersistence(g, po);
-      po.device = Device::GPU;
-      const PersistenceDiagram gpu = computePersistence(g, po);
-      expect(gpu.device == Device::GPU, name + ": the GPU built the gradient");
-      expect(sameDiagram(cpu, gpu), name + " " + constructionName(c) + " " + filtrationName(f) +
-          ": GPU diagram equals the CPU diagram");
-    }
+  compareDiagrams(name, g);
   compareSummaries(name, g);
   return gpuSeen;
 }
@@ -249,22 +257,7 @@ void shippedData(const std::string& data)
                                               : ScalarType::UInt16;
     expect(dtype == "uint8" || dtype == "int16" || dtype == "uint16", std::string(name) + ": a known dtype");
     const GridView g = GridView::contiguous(bytes.data(), type, dims[0], dims[1], dims[2]);
-    for (Construction c : { Construction::V, Construction::T })
-      for (Filtration f : { Filtration::Sublevel, Filtration::Superlevel })
-      {
-        PersistenceOptions po;
-        po.construction = c;
-        po.filtration = f;
-        po.device = Device::CPU;
-        const PersistenceDiagram cpu = computePersistence(g, po);
-        po.device = Device::GPU;
-        const PersistenceDiagram gpu = computePersistence(g, po);
-        expect(gpu.device == Device::GPU && sameDiagram(cpu, gpu), std::string(name) + " " + constructionName(c) +
-            " " + filtrationName(f) + ": GPU diagram equals the CPU diagram");
-        if (f == Filtration::Sublevel)
-          std::printf("%s %s: %zu pairs; CPU stages:\n%sGPU stages:\n%s", name, constructionName(c),
-            cpu.pairs.size(), cpu.timings.c_str(), gpu.timings.c_str());
-      }
+    compareDiagrams(name, g, true);
     if (dims[2] == 1)
     {
       std::vector<GridView> quadrants;

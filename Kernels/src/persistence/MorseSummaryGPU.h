@@ -1,7 +1,7 @@
 // MorseSummaryGPU.h - a whole image's Morse summary built on the GPU, for one
 // image or a batch of images of one size: the gradient (GradientGroups.h's
 // code, as MorseGradientCUDA.cu runs it), the critical cells compacted by
-// Thrust, and where the gradient paths from critical edges and the dual
+// CUB, and where the gradient paths from critical edges and the dual
 // paths from critical (d-1)-cells end, found by pointer jumping. Only those
 // lists come back to the host, in the order MorsePiece's CPU scans give them,
 // so the summary is the CPU's, value for value.
