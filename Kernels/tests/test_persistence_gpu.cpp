@@ -311,6 +311,13 @@ int main(int argc, char** argv)
   strided.strides[1] = 16;
   strided.strides[2] = 96;
   compare("int32 strided", strided);
+  // Signed zeros: -0.0 and 0.0 are one value (ties by index), also to the
+  // GPU boundaries' ranks.
+  std::vector<float> zeros = randomValues<float>(rng, 12 * 11 * 10, 3);
+  for (size_t k = 0; k < zeros.size(); ++k)
+    if (zeros[k] == 0 && (k % 3) == 0)
+      zeros[k] = -0.0f;
+  compare("float with signed zeros", GridView::contiguous(zeros.data(), ScalarType::Float32, 12, 11, 10));
   // Larger: many thread blocks.
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));

@@ -265,8 +265,11 @@ __global__ void orientedKernel(const T* __restrict__ data, int64_t n, bool super
 {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
   {
+    // -0.0 and 0.0 are one value to the CPU's comparisons, but the radix
+    // sort's bit order puts -0.0 first: both become 0.0, so that ties go by
+    // index as on the CPU.
     const double v = static_cast<double>(data[i]);
-    out[i] = super ? -v : v;
+    out[i] = v == 0 ? 0.0 : super ? -v : v;
     index[i] = static_cast<uint32_t>(i);
   }
 }
