@@ -36,14 +36,12 @@ def _extension():
         if not found:
             raise RuntimeError("topovox_torch: no libtopovox_kernels.a; build Kernels/ and set TOPOVOX_KERNELS_LIB")
         lib = found[0]
-    ldflags = [lib, "-lpthread"]
+    # -ldl: the kernels open cuBLAS on first use (Kernels/src/transport/CublasLibrary.h).
+    ldflags = [lib, "-lpthread", "-ldl"]
     cuda_home = cpp_extension.CUDA_HOME
     if cuda_home and os.path.isdir(os.path.join(cuda_home, "lib64")):
         ldflags += ["-L" + os.path.join(cuda_home, "lib64"), "-lcudart",
                     "-Wl,-rpath," + os.path.join(cuda_home, "lib64")]
-        # The kernels' grid transport calls cuBLAS (Kernels/CMakeLists.txt).
-        if glob.glob(os.path.join(cuda_home, "lib64", "libcublas.so*")):
-            ldflags.append("-lcublas")
     _ext = cpp_extension.load(
         name="topovox_torch_ext",
         sources=[os.path.join(_ROOT, "Torch", "csrc", "soft_euler_binding.cpp")],
