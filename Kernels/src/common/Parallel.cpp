@@ -1,6 +1,7 @@
 #include "Parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -44,5 +45,18 @@ int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, i
   if (failure)
     std::rethrow_exception(failure);
   return workers;
+}
+
+int parallelForDynamic(int64_t n, int threads, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body)
+{
+  if (n <= 0)
+    return 0;
+  grain = std::max<int64_t>(1, grain);
+  std::atomic<int64_t> next{ 0 };
+  const int64_t ranges = (n + grain - 1) / grain;
+  return parallelFor(std::min<int64_t>(ranges, std::max(1, threads)), threads, [&](int worker, int64_t, int64_t) {
+    for (int64_t at; (at = next.fetch_add(grain, std::memory_order_relaxed)) < n;)
+      body(worker, at, std::min(n, at + grain));
+  });
 }
 }

@@ -14,6 +14,12 @@ namespace topovox
 // body are rethrown in the caller after every worker has finished.
 int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, int64_t)>& body);
 
+// The same for work of uneven cost (traversals of very different lengths,
+// clustered in [0, n)): the workers take ranges of `grain` items in turn
+// from a shared counter, so that no one is left with a run of long items.
+// body(worker, begin, end) is called once per range taken.
+int parallelForDynamic(int64_t n, int threads, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body);
+
 // std::sort on `threads` threads: contiguous chunks sorted in parallel, then
 // merged pairwise (std::inplace_merge), the merges of a round in parallel.
 // The result is the same as std::sort's for a strict weak order with no
