@@ -124,7 +124,7 @@ int runDistance(const std::vector<std::string>& args)
                                                                       : DistanceMetric::Euclidean)
                                                  : metricOf(a.metric);
   // The output type: scipy's for each transform.
-  Image result = image;
+  Image result = image.withoutSamples();
   result.type = a.method == "cdt" ? ScalarType::Int32
     : (a.method == "bf" && metric != DistanceMetric::Euclidean) ? ScalarType::UInt32
                                                                 : ScalarType::Float64;

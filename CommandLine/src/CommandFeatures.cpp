@@ -151,7 +151,7 @@ int runRegions(const std::vector<std::string>& args)
     throw UsageError("a 1D image has no enclosed regions: use --kind components");
   if (a.execution.verbose)
     say(std::string("regions: ") + (a.enclosed ? "enclosed" : "components") + ", " + seconds(watch.seconds()));
-  Image result = image;
+  Image result = image.withoutSamples();
   result.type = ScalarType::Int32;
   result.bytes.resize(labels.size() * sizeof(int32_t));
   std::memcpy(result.bytes.data(), labels.data(), result.bytes.size());
@@ -181,7 +181,7 @@ int runSimplify(const std::vector<std::string>& args)
   so.components = a.components;
   so.enclosed = a.voids;
   so.threads = a.execution.threads;
-  Image result = image;
+  Image result = image.withoutSamples();
   try
   {
 #ifdef TOPOVOX_WITH_PHAT

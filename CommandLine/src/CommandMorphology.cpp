@@ -293,7 +293,7 @@ int runMorphology(const std::vector<std::string>& args)
   };
 
   Stopwatch watch;
-  Image result = image;
+  Image result = image.withoutSamples();
   if (binary)
     result.type = ScalarType::UInt8;
   try

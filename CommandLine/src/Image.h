@@ -33,6 +33,23 @@ struct Image
   std::vector<unsigned char> bytes;
 
   int64_t voxelCount() const { return dims[0] * dims[1] * dims[2]; }
+  // The same image description with no samples: what a command's result
+  // starts from (copying the input's bytes first would cost a copy of the
+  // whole input, hundreds of megabytes for a large volume).
+  Image withoutSamples() const
+  {
+    Image out;
+    out.type = type;
+    out.axes = axes;
+    out.fortranOrder = fortranOrder;
+    out.stack = stack;
+    for (int a = 0; a < 3; ++a)
+    {
+      out.dims[a] = dims[a];
+      out.spacing[a] = spacing[a];
+    }
+    return out;
+  }
   GridView view() const
   {
     return GridView::contiguous(bytes.data(), type, dims[0], dims[1], dims[2]);
