@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Batched persistence: many small 2D images at once (a training batch; 1D
-and 2D images only: the readers take arrays of up to 3 axes).
+"""Batched persistence: many small images at once (a training batch): 2D
+images, and volumes (a 4D .npy stack).
 Ours: one `topovox persistence --batch` run over the stack (process start,
 reading, all diagrams, writing the pairs as .npy); CubicalRipser: a Python
 loop of cripser.computePH over the same images, in the same run. Prints the
@@ -34,7 +34,7 @@ def main():
     print("CPU threads: %d, device: %s" % (os.cpu_count(), args.device))
     print("| batch | ours per image us | cripser per image us | cripser / ours | pairs agree |")
     print("|---|---|---|---|---|")
-    for count, shape in ((1024, (32, 32)), (1024, (64, 64)), (64, (256, 256))):
+    for count, shape in ((1024, (32, 32)), (1024, (64, 64)), (64, (256, 256)), (256, (32, 32, 32))):
         stack = rng.random((count,) + shape).astype(np.float32)
         src, out = os.path.join(work, "stack.npy"), os.path.join(work, "pairs.npy")
         np.save(src, stack)
