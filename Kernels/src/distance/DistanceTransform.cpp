@@ -55,13 +55,16 @@ int threadsOf(int t)
   return t > 0 ? t : defaultThreadCount();
 }
 
-// Lines along axis a: calls body(first voxel index, stride) for each, on the threads.
+// Lines along axis a: calls body(first voxel index, stride) for each, on the
+// threads. Lines cost what their windows or envelopes cost (a voxel far from
+// the background takes many positions), and the costly ones cluster, so the
+// threads take them in small ranges from a shared counter.
 template <typename Body>
 void forLines(const int64_t dims[3], int a, int threads, Body body)
 {
   const int64_t stride[3] = { 1, dims[0], dims[0] * dims[1] };
   const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
-  parallelFor(dims[b] * dims[c], threads, [&](int, int64_t l0, int64_t l1) {
+  parallelForDynamic(dims[b] * dims[c], threads, 64, [&](int, int64_t l0, int64_t l1) {
     for (int64_t l = l0; l < l1; ++l)
       body((l % dims[b]) * stride[b] + (l / dims[b]) * stride[c], stride[a]);
   });
@@ -107,7 +110,7 @@ void forLineGroups(const int64_t dims[3], int a, int threads, Body body)
   const int64_t stride[3] = { 1, dims[0], dims[0] * dims[1] };
   const int c = a == 2 ? 1 : 2;
   const int64_t groups = (dims[0] + kLineGroup - 1) / kLineGroup;
-  parallelFor(groups * dims[c], threads, [&](int, int64_t l0, int64_t l1) {
+  parallelForDynamic(groups * dims[c], threads, 4, [&](int, int64_t l0, int64_t l1) {
     for (int64_t l = l0; l < l1; ++l)
     {
       const int64_t x = (l % groups) * kLineGroup;
