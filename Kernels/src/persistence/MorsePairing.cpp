@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <tuple>
 
@@ -23,6 +24,66 @@ namespace topovox
 {
 namespace
 {
+// The filtration order of Persistence.h: value, dimension, cell index.
+bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
+{
+  return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
+}
+
+// Sorts critical cells into the filtration order. One piece lists its cells
+// in increasing index order: a stable radix sort on (value, dimension) then
+// gives the order in a few passes over the bytes that differ (the high ones
+// of an 8-bit or 16-bit image's values): a 64^2 image's 2,500 cells ten
+// times faster than by comparisons, the sort having been a tenth of a small
+// image's time. Lists in another order (several pieces) and lists of
+// millions (where the threads' sort is as fast) go to parallelSort.
+void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
+{
+  const size_t n = cells.size();
+  const bool byIndex = n <= (size_t(1) << 20) &&
+    std::is_sorted(cells.begin(), cells.end(),
+      [](const MorseCriticalCell& a, const MorseCriticalCell& b) { return a.cell < b.cell; });
+  if (!byIndex)
+  {
+    parallelSort(cells, threads, filtrationLess);
+    return;
+  }
+  // The value's bits as an unsigned key in the doubles' order (no NaN
+  // here; -0.0 folded into 0.0, which the comparison holds equal).
+  std::vector<uint64_t> key(n);
+  for (size_t i = 0; i < n; ++i)
+  {
+    const double v = cells[i].value + 0.0;
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    key[i] = (b >> 63) ? ~b : (b | (uint64_t(1) << 63));
+  }
+  std::vector<uint32_t> order(n), next(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = static_cast<uint32_t>(i);
+  // Least significant first: the dimension, then the value's bytes.
+  auto pass = [&](auto digit) {
+    size_t count[257] = {};
+    for (size_t i = 0; i < n; ++i)
+      ++count[digit(order[i]) + 1];
+    for (int d = 0; d < 256; ++d)
+      if (count[d + 1] == n)
+        return; // one digit for all: the order stands
+    for (int d = 0; d < 256; ++d)
+      count[d + 1] += count[d];
+    for (size_t i = 0; i < n; ++i)
+      next[count[digit(order[i])]++] = order[i];
+    order.swap(next);
+  };
+  pass([&](uint32_t i) { return static_cast<size_t>(cells[i].dimension); });
+  for (int byte = 0; byte < 8; ++byte)
+    pass([&](uint32_t i) { return static_cast<size_t>((key[i] >> (8 * byte)) & 255); });
+  std::vector<MorseCriticalCell> sorted(n);
+  for (size_t i = 0; i < n; ++i)
+    sorted[i] = cells[order[i]];
+  cells.swap(sorted);
+}
+
 // Critical cell -> position in filtration order. Open addressing with
 // linear probing at load <= 1/2: pairing looks up several cells per
 // critical cell (millions on noise), and a binary search over them was the
@@ -235,10 +296,7 @@ int64_t MorsePairing::criticalCellCount() const
 std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
-  // The filtration order of Persistence.h: value, dimension, cell index.
-  parallelSort(p.Critical, p.threads(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
-    return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
-  });
+  sortCritical(p.Critical, p.threads());
   p.Positions.build(p.Critical, p.threads());
   p.Skip.assign(p.Critical.size(), 0);
   p.EmptyColumn.assign(p.Critical.size(), 0);
