@@ -94,11 +94,12 @@ struct PersistenceDiagram
 // only large volumes (bonsai_256: 0.59 s against 1.13 s on 16 threads) or
 // a session that computes many diagrams win back (in one process bonsai_256
 // takes 0.11 s on an H200, 0.61 s on 16 threads: bench/README.md). Blocks
-// (blockSize > 0) get only their gradient from the GPU. Memory on the CPU:
-// 3 bytes a cell and 24 a voxel plus the critical cells (peak resident
-// memory measured 18 bytes a cell on a 256^3 Gaussian random field, 27 on
-// 120^3 uniform noise); on the GPU, 5 bytes a cell and up to 40 a voxel (the
-// ranks' sort) of device memory. Exact; tested against the
+// (blockSize > 0) run on the CPU threads; MPI ranks' pieces
+// (PersistencePieces.h) get only their gradient from the GPU. Memory on
+// the CPU: 3 bytes a cell and 24 a voxel plus the critical cells (peak
+// resident memory measured 18 bytes a cell on a 256^3 Gaussian random
+// field, 27 on 120^3 uniform noise); on the GPU, 5 bytes a cell and up to
+// 40 a voxel (the ranks' sort) of device memory. Exact; tested against the
 // reference engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
 
