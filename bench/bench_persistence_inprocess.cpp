@@ -8,13 +8,13 @@
 //
 // FILE: raw, x fastest; DTYPE uint8, int16, uint16 or float32; DEVICE cpu
 // or gpu (all CPU threads either way). One warm-up call, then the best of
-// REPEAT calls of computePersistence (V construction, sublevel sets).
-// Prints one JSON object: the best time in ms, the stages of that call, the
-// number of pairs. With "batch": the NZ planes are NZ images of NX x NY, one
+// REPEAT calls of computePersistence (V construction, sublevel sets;
+// BenchRaw.h's bestOfMs). Prints one JSON object: the best time in ms, the
+// stages of the last call, the number of pairs. With "batch": the NZ planes are NZ images of NX x NY, one
 // computePersistenceBatch call (no stages; the time per image as well).
+#include "BenchRaw.h"
 #include "topovox/Persistence.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -63,39 +63,19 @@ int main(int argc, char** argv)
     std::vector<GridView> images;
     for (int64_t k = 0; k < nz; ++k)
       images.push_back(GridView::contiguous(data.data() + k * nx * ny * scalarTypeSize(type), type, nx, ny, 1));
-    double bestMs = 1e300;
+    std::vector<PersistenceDiagram> d;
+    const double ms = bestOfMs([&] { d = computePersistenceBatch(images, options); }, repeat);
     size_t pairs = 0;
-    Device used = Device::CPU;
-    for (int k = 0; k <= repeat; ++k)
-    {
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::vector<PersistenceDiagram> d = computePersistenceBatch(images, options);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (k > 0 && ms < bestMs)
-        bestMs = ms;
-      pairs = 0;
-      for (const PersistenceDiagram& one : d)
-        pairs += one.pairs.size();
-      used = d.empty() ? Device::CPU : d[0].device;
-    }
-    std::printf("{\"ms\": %.3f, \"us_per_image\": %.1f, \"device\": \"%s\", \"pairs\": %zu}\n", bestMs,
-      1e3 * bestMs / static_cast<double>(nz), used == Device::GPU ? "gpu" : "cpu", pairs);
+    for (const PersistenceDiagram& one : d)
+      pairs += one.pairs.size();
+    std::printf("{\"ms\": %.3f, \"us_per_image\": %.1f, \"device\": \"%s\", \"pairs\": %zu}\n", ms,
+      1e3 * ms / static_cast<double>(nz), !d.empty() && d[0].device == Device::GPU ? "gpu" : "cpu", pairs);
     return 0;
   }
   const GridView grid = GridView::contiguous(data.data(), type, nx, ny, nz);
-  PersistenceDiagram best;
-  double bestMs = 1e300;
-  for (int k = 0; k <= repeat; ++k) // k == 0: the warm-up
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    PersistenceDiagram d = computePersistence(grid, options);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (k > 0 && ms < bestMs)
-    {
-      bestMs = ms;
-      best = std::move(d);
-    }
-  }
+  PersistenceDiagram last;
+  const double bestMs = bestOfMs([&] { last = computePersistence(grid, options); }, repeat);
+  const PersistenceDiagram& best = last; // its stages: the last call's
   // "stage: seconds" lines as a JSON object.
   std::ostringstream stages;
   std::istringstream lines(best.timings);

@@ -21,6 +21,17 @@ namespace topovox
 {
 namespace cubical
 {
+// The first voxel coordinate that a cell at doubled coordinate c touches
+// along an axis the image spans (CellGrid::touched's `first`).
+inline int64_t firstTouched(int64_t c, bool tConstruction)
+{
+  if (!tConstruction)
+    return c >> 1;
+  if (c & 1)
+    return (c - 1) >> 1;
+  return c >= 2 ? (c >> 1) - 1 : 0;
+}
+
 struct CellGrid
 {
   int64_t dims[3] = { 1, 1, 1 };  // points of the doubled grid per axis
@@ -67,21 +78,13 @@ struct CellGrid
       count = 1;
       return;
     }
+    first = firstTouched(c[a], tConstruction);
     if (!tConstruction)
-    {
-      first = c[a] >> 1;
       count = (c[a] & 1) ? 2 : 1;
-      return;
-    }
-    if (c[a] & 1)
-    {
-      first = (c[a] - 1) >> 1;
+    else if (c[a] & 1)
       count = 1;
-      return;
-    }
-    const int64_t lo = (c[a] >> 1) - 1, hi = c[a] >> 1;
-    first = lo < 0 ? hi : lo;
-    count = (lo >= 0 && hi < voxels[a]) ? 2 : 1;
+    else
+      count = (c[a] >= 2 && (c[a] >> 1) < voxels[a]) ? 2 : 1;
   }
 };
 }

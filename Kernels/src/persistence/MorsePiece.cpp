@@ -609,19 +609,7 @@ struct MorsePiece::Impl
     const uint8_t code = G.ownerCode[static_cast<size_t>(cell)];
     int64_t v[3];
     for (int a = 0; a < 3; ++a)
-    {
-      int64_t first = 0;
-      if (Cells.active[a])
-      {
-        if (!Cells.tConstruction)
-          first = c[a] >> 1;
-        else if (c[a] & 1)
-          first = (c[a] - 1) >> 1;
-        else
-          first = c[a] >= 2 ? (c[a] >> 1) - 1 : 0;
-      }
-      v[a] = first + ((code >> a) & 1);
-    }
+      v[a] = (Cells.active[a] ? cubical::firstTouched(c[a], Cells.tConstruction) : 0) + ((code >> a) & 1);
     const int64_t owner = v[0] + Cells.voxels[0] * (v[1] + Cells.voxels[1] * v[2]);
     return Key{ Value[static_cast<size_t>(owner)], owner * 32 + G.step[static_cast<size_t>(cell)], cell,
       { c[0], c[1], c[2] } };
