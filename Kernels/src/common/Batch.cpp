@@ -25,24 +25,22 @@ int64_t forEachImage(int64_t count, int threads, Device device, const std::funct
   // One image per thread; spare threads (a batch smaller than the threads)
   // go to the images.
   const int each = count >= all ? 1 : std::max(1, all / static_cast<int>(count));
-  std::atomic<int64_t> next{ 0 }, ran{ 0 };
+  std::atomic<int64_t> ran{ 0 };
   std::atomic<bool> stop{ false };
   // Images are handed out one at a time: their costs can differ a lot.
-  const int workers = static_cast<int>(std::min<int64_t>(count, all));
-  parallelFor(workers, workers, [&](int, int64_t, int64_t) {
-    for (int64_t k = next++; k < count && !stop; k = next++)
+  parallelForDynamic(count, all, 1, [&](int, int64_t k, int64_t) {
+    if (stop)
+      return; // cancelled, or an image failed: no new images
+    ++ran;
+    try
     {
-      ++ran;
-      try
-      {
-        if (!work(k, each))
-          stop = true;
-      }
-      catch (...)
-      {
-        stop = true; // no new images; parallelFor rethrows this
-        throw;
-      }
+      if (!work(k, each))
+        stop = true;
+    }
+    catch (...)
+    {
+      stop = true; // parallelFor rethrows this
+      throw;
     }
   });
   return ran;
