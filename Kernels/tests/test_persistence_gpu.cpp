@@ -13,6 +13,7 @@
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
+#include "../src/common/ScalarDispatch.h"
 #include "../src/persistence/MorseGradient.h"
 
 #include "KernelCheck.h"
@@ -78,6 +79,63 @@ void compareDiagrams(const std::string& name, const GridView& g, bool printStage
     if (printStages && po.filtration == Filtration::Sublevel)
       std::printf("%s%s: %zu pairs; CPU stages:\n%sGPU stages:\n%s", name.c_str(), words.c_str(), cpu.pairs.size(),
         cpu.timings.c_str(), gpu.timings.c_str());
+  });
+}
+
+// The same pairs by value: dimension, birth, death, essential. Cut planes
+// (slabs, blocks, MPI ranks) change the gradient, and so which of several
+// voxels of equal value a pair reports.
+bool samePairs(const PersistenceDiagram& a, const PersistenceDiagram& b)
+{
+  if (a.pairs.size() != b.pairs.size())
+    return false;
+  for (size_t k = 0; k < a.pairs.size(); ++k)
+  {
+    const auto &p = a.pairs[k], &q = b.pairs[k];
+    if (p.dimension != q.dimension || p.birth != q.birth || p.death != q.death || p.essential != q.essential)
+      return false;
+  }
+  return true;
+}
+
+// Whether every pair's voxels hold its birth and (finite) death, in the
+// filtration's own values.
+bool voxelsHoldValues(const PersistenceDiagram& d, const GridView& g)
+{
+  return dispatchScalarType(g.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto at = [&](const int64_t* v) {
+      return static_cast<double>(static_cast<const T*>(g.data)[v[0] * g.strides[0] + v[1] * g.strides[1] +
+        v[2] * g.strides[2]]);
+    };
+    for (const PersistencePair& p : d.pairs)
+      if (at(p.birthVoxel) != p.birth || (!p.essential && at(p.deathVoxel) != p.death))
+        return false;
+    return true;
+  });
+}
+
+// compareDiagrams where the GPU path must also have said `said` (a
+// fallback or the slabs), and still built the diagram's complex there;
+// `cut`: the GPU cut the image, so pairs are compared by value and their
+// voxels checked to hold them.
+void compareSaying(const std::string& name, const GridView& g, const std::string& said, bool cut = false)
+{
+  forEachFiltration([&](PersistenceOptions po, const std::string& words) {
+    po.device = Device::CPU;
+    const PersistenceDiagram cpu = computePersistence(g, po);
+    po.device = Device::GPU;
+    const PersistenceDiagram gpu = computePersistence(g, po);
+    expect(gpu.device == Device::GPU, name + words + ": the GPU built the gradient (" + gpu.warnings + ")");
+    expect(gpu.warnings.find(said) != std::string::npos,
+      name + words + ": the warning says \"" + said + "\" (it says \"" + gpu.warnings + "\")");
+    if (cut)
+    {
+      expect(samePairs(cpu, gpu), name + words + ": GPU pairs equal the CPU pairs");
+      expect(voxelsHoldValues(gpu, g), name + words + ": the GPU pairs' voxels hold their values");
+    }
+    else
+      expect(sameDiagram(cpu, gpu), name + words + ": GPU diagram equals the CPU diagram");
   });
 }
 
@@ -338,6 +396,42 @@ int main(int argc, char** argv)
   unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
   compare("float 70x66x33, little output room", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
+  std::vector<uint8_t> thin = randomValues<uint8_t>(rng, 40 * 30 * 3, 4);
+  // The device out of memory in the boundaries (a scratch of 16 TB asked
+  // for): the gradient rebuilt on the CPU, which computes them all.
+  setenv("TOPOVOX_GPU_BOUNDARY_ROOM", "2000000000", 1);
+  compareSaying("float 70x66x33, boundaries out of device memory",
+    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33), "GPU boundaries failed");
+  std::vector<double> nan2d = randomValues<double>(rng, 90 * 70, 20);
+  for (size_t k = 0; k < nan2d.size(); k += 11)
+    nan2d[k] = std::numeric_limits<double>::quiet_NaN();
+  compareSaying("2D double with NaN, boundaries out of device memory",
+    GridView::contiguous(nan2d.data(), ScalarType::Float64, 90, 70, 1), "GPU boundaries failed");
+  unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
+  // Streamed through slabs: a device memory limit the whole image exceeds,
+  // from two slabs down to slabs of a voxel's span (the volume's whole
+  // summary needs about 23 MB, a plane of it 128 kB; the 2D image's 0.6 MB
+  // and 1.8 kB; the thin volume's 0.4 to 0.6 MB and 25 to 36 kB, V to T).
+  struct Streamed
+  {
+    std::string name;
+    GridView grid;
+    std::vector<const char*> limits;
+  };
+  const Streamed streamed[] = {
+    { "float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33),
+      { "3000000", "600000", "400000" } },
+    { "2D double with NaN", GridView::contiguous(nan2d.data(), ScalarType::Float64, 90, 70, 1),
+      { "400000", "20000", "6000" } },
+    { "uint8 40x30x3", GridView::contiguous(thin.data(), ScalarType::UInt8, 40, 30, 3), { "120000" } },
+  };
+  for (const Streamed& s : streamed)
+    for (const char* limit : s.limits)
+    {
+      setenv("TOPOVOX_GPU_MEMORY_LIMIT", limit, 1);
+      compareSaying(s.name + ", device memory limit " + limit, s.grid, "slabs of", true);
+    }
+  unsetenv("TOPOVOX_GPU_MEMORY_LIMIT");
   batches(rng);
   if (!data.empty())
     shippedData(data);

@@ -20,14 +20,15 @@ namespace topovox
 {
 namespace
 {
-// The blocks of `size` voxels per axis, neighbours sharing a voxel plane.
-std::vector<PieceRegion> blockRegions(const GridView& grid, const PersistenceOptions& options)
+// The blocks of size[a] voxels along axis a (0: one block along it),
+// neighbours sharing a voxel plane.
+std::vector<PieceRegion> blockRegions(const GridView& grid, Construction construction, const int64_t size[3])
 {
   int64_t count[3];
   for (int a = 0; a < 3; ++a)
   {
     const int64_t span = grid.dims[a] - 1;
-    count[a] = options.blockSize <= 0 || span <= 0 ? 1 : (span + options.blockSize - 1) / options.blockSize;
+    count[a] = size[a] <= 0 || span <= 0 ? 1 : (span + size[a] - 1) / size[a];
   }
   std::vector<PieceRegion> regions;
   int64_t b[3];
@@ -38,10 +39,10 @@ std::vector<PieceRegion> blockRegions(const GridView& grid, const PersistenceOpt
         int64_t lo[3], hi[3];
         for (int a = 0; a < 3; ++a)
         {
-          lo[a] = count[a] == 1 ? 0 : b[a] * options.blockSize;
-          hi[a] = count[a] == 1 ? grid.dims[a] - 1 : std::min(grid.dims[a] - 1, lo[a] + options.blockSize);
+          lo[a] = count[a] == 1 ? 0 : b[a] * size[a];
+          hi[a] = count[a] == 1 ? grid.dims[a] - 1 : std::min(grid.dims[a] - 1, lo[a] + size[a]);
         }
-        regions.push_back(PieceRegion::fromVoxelExtent(grid.dims, lo, hi, options.construction));
+        regions.push_back(PieceRegion::fromVoxelExtent(grid.dims, lo, hi, construction));
       }
   // Blocks of one grid: each one's cuts are the global planes already, but
   // every piece lists them all, as the piece API asks.
@@ -71,6 +72,35 @@ GridView pieceView(const GridView& grid, const PieceRegion& region, Construction
   v.data = static_cast<const char*>(grid.data) + offset * static_cast<int64_t>(scalarTypeSize(grid.type));
   return v;
 }
+// On the GPU, a whole image whose summary does not fit the device is cut
+// into slabs (MorseSummaryGPU.h, gpuSlabSpan): sets their span in size[]
+// and returns it; 0 for a whole image, or off the GPU.
+int64_t gpuSlabs(const GridView& grid, const PersistenceOptions& options, int64_t size[3])
+{
+#ifdef TOPOVOX_WITH_CUDA
+  if (morse::persistenceDevice(options.device, nullptr) != Device::GPU)
+    return 0;
+  try
+  {
+    int axis = 0;
+    const int64_t span = morse::gpuSlabSpan(grid, options.construction, &axis);
+    if (span <= 0)
+      return 0;
+    size[axis] = span;
+    return span;
+  }
+  catch (const std::runtime_error&)
+  {
+    return 0; // the whole image's attempt reports the device's failure
+  }
+#else
+  (void)grid;
+  (void)options;
+  (void)size;
+  return 0;
+#endif
+}
+
 // Steps 2 to 4 of PersistencePieces.h over the pieces of one image:
 // union-find pairings, the Morse boundaries the reduction needs, PHAT.
 PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& grid,
@@ -78,7 +108,6 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
 {
   MorsePairing pairing(grid.dims, options);
   const Device used = pieces[0].gradientDevice();
-  const std::string warnings = pieces[0].warnings();
   for (MorsePiece& p : pieces)
     pairing.add(p.releaseSummary());
   const std::vector<int64_t> need = pairing.pairByUnionFind();
@@ -98,6 +127,11 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
     for (const auto& list : lists)
       pairing.addBoundaries(list);
   }
+  // After the boundaries, which may have fallen back to the CPU.
+  std::string warnings;
+  for (const MorsePiece& p : pieces)
+    if (!p.warnings().empty() && warnings.find(p.warnings()) == std::string::npos)
+      warnings += std::string(warnings.empty() ? "" : "\n") + p.warnings();
   pieces.clear();
   stages.lap("morse boundaries");
   stages.progress(0.8);
@@ -120,11 +154,25 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
 
   // 1. Each piece: gradient, critical cells, gradient and dual paths.
-  const std::vector<PieceRegion> regions = blockRegions(grid, options);
+  int64_t size[3] = { options.blockSize, options.blockSize, options.blockSize };
+  const int64_t slabSpan = options.blockSize > 0 ? 0 : gpuSlabs(grid, options, size);
+  const std::vector<PieceRegion> regions = blockRegions(grid, options.construction, size);
   std::vector<MorsePiece> pieces;
   pieces.reserve(regions.size());
   if (regions.size() == 1)
     pieces.emplace_back(grid, regions[0], options); // on the GPU when asked
+  else if (slabSpan > 0)
+  {
+    // Streamed: one slab on the device at a time, each using every thread
+    // for what the CPU does of it.
+    for (size_t r = 0; r < regions.size(); ++r)
+    {
+      PieceRegion region;
+      const GridView view = pieceView(grid, regions[r], options.construction, region);
+      pieces.emplace_back(view, region, options);
+      stages.progress(0.4 * static_cast<double>(r + 1) / static_cast<double>(regions.size()));
+    }
+  }
   else
   {
     std::vector<std::unique_ptr<MorsePiece>> built(regions.size());
@@ -144,7 +192,13 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   }
   stages.lap("gradient and paths");
   stages.progress(0.4);
-  return pairPieces(pieces, grid, options, threads, stages);
+  PersistenceDiagram diagram = pairPieces(pieces, grid, options, threads, stages);
+  if (slabSpan > 0)
+    diagram.warnings += std::string(diagram.warnings.empty() ? "" : "\n") +
+      "persistence: the image needs more device memory than is free (or TOPOVOX_GPU_MEMORY_LIMIT allows); its " +
+      "gradient was built on the GPU in " + std::to_string(regions.size()) + " slabs of " +
+      std::to_string(slabSpan) + " voxels, the rest on the CPU threads";
+  return diagram;
 }
 
 #ifdef TOPOVOX_WITH_CUDA

@@ -305,6 +305,22 @@ struct MorsePiece::Impl
     }
   }
 
+  // The device failed during the boundaries (out of memory, a lost
+  // device): the gradient again, on the CPU threads. It is the GPU's bit
+  // for bit (the same gradientOfVoxel code, tested), so the summary the
+  // pairing already holds stays valid.
+  void gradientOnCPU(const std::string& why)
+  {
+    const std::vector<int64_t> noCuts[3];
+    G = morse::buildGradient(Local, Cells, Super ? Filtration::Superlevel : Filtration::Sublevel, noCuts, Threads,
+      topovox::Device::CPU);
+    bool nan = false;
+    Value = OrientedValues(Local, Super, Threads, &nan);
+    GradientOnHost = true;
+    Warnings += std::string(Warnings.empty() ? "" : "\n") + "persistence: the GPU boundaries failed (" + why +
+      "); the gradient was rebuilt on the CPU, which computed them";
+  }
+
   // The gradient and values on the host, for boundaries the CPU computes.
   void bringGradientHome()
   {
@@ -753,13 +769,21 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
   // (local cells are whole ones then), the CPU's for what it hands back.
   if (P->Device && !P->GradientOnHost && !mine.empty())
   {
-    std::vector<int64_t> left;
-    flat = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left);
-    if (left.empty())
-      return flat;
-    P->bringGradientHome();
-    mine = left;
-    local = left;
+    try
+    {
+      std::vector<int64_t> left;
+      std::vector<int64_t> records = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left);
+      if (!left.empty())
+        P->bringGradientHome();
+      flat = std::move(records);
+      mine = left;
+      local = left;
+    }
+    catch (const std::runtime_error& e)
+    {
+      // Nothing of the device's is kept: every boundary on the CPU.
+      P->gradientOnCPU(e.what());
+    }
   }
 #endif
   if (!mine.empty() && !P->GradientOnHost)

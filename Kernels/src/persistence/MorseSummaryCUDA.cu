@@ -465,6 +465,35 @@ int64_t piecesPerLaunchGPU(const GridView& image, Construction construction)
   return std::max<int64_t>(1, most);
 }
 
+int64_t gpuSlabSpan(const GridView& image, Construction construction, int* axis)
+{
+  const cubical::CellGrid cells(image, construction);
+  const BatchGrid g = batchGrid(image, cells);
+  size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  double budget = 0.8 * static_cast<double>(free);
+  if (const char* env = std::getenv("TOPOVOX_GPU_MEMORY_LIMIT"))
+    if (std::atoll(env) > 0)
+      budget = std::min(budget, static_cast<double>(std::atoll(env)));
+  // The boundaries' ranks: a radix sort of 8-byte keys and 4-byte indices
+  // (both double-buffered) and the 4-byte ranks, then a 2-byte word a cell.
+  const double whole =
+    static_cast<double>(bytesPerImage(image, g)) + 28.0 * static_cast<double>(g.voxels) + 2.0 * g.cells;
+  const bool indices = g.vertices < INT32_MAX - 1 && g.tops + 1 < INT32_MAX - 1;
+  if (whole <= budget && indices)
+    return 0;
+  *axis = image.dims[2] > 1 ? 2 : image.dims[1] > 1 ? 1 : 0;
+  const int64_t planes = image.dims[*axis];
+  // A plane of voxels and the cells between it and the next: a slab of
+  // span s holds s + 1 planes and, in the T construction, one below.
+  const double perPlane = static_cast<double>(g.voxels / planes) * scalarTypeSize(image.type) +
+    3.0 * static_cast<double>(g.cells) / static_cast<double>(planes);
+  const int64_t span = static_cast<int64_t>(budget / perPlane) - 2;
+  if (span < 1 || planes < 3)
+    return -1;
+  return std::min(span, (planes - 1 + 1) / 2); // two slabs at least
+}
+
 std::vector<BuiltPiece> buildPiecesGPU(
   const std::vector<GridView>& images, Construction construction, Filtration filtration)
 {
