@@ -95,7 +95,15 @@ struct PersistenceDiagram
 // a session that computes many diagrams win back (in one process bonsai_256
 // takes 0.11 s on an H200, 0.61 s on 16 threads: bench/README.md). Blocks
 // (blockSize > 0) run on the CPU threads; MPI ranks' pieces
-// (PersistencePieces.h) get only their gradient from the GPU. Memory on
+// (PersistencePieces.h) get only their gradient from the GPU. An image
+// whose summary does not fit 80% of the free device memory (or the bytes
+// TOPOVOX_GPU_MEMORY_LIMIT allows) is streamed: cut into slabs along its
+// slowest axis, each slab's gradient built on the device in turn, the
+// rest on the CPU threads (the diagram's warning says so; pairs equal by
+// value, the voxels reported among ties may differ, as with blocks). A
+// CUDA failure anywhere (out of memory included) falls back to the CPU
+// with a warning, the Morse boundaries by rebuilding the gradient there.
+// Memory on
 // the CPU: 3 bytes a cell and 24 a voxel plus the critical cells (peak
 // resident memory measured 18 bytes a cell on a 256^3 Gaussian random
 // field, 27 on 120^3 uniform noise); on the GPU, 5 bytes a cell and up to
