@@ -13,7 +13,7 @@ colin27_t1, tooth, brainsmall, headsq, neghip), two of its 2D images
 (camera_512, fundus_retina_green), 256^3 Gaussian random fields (power
 spectra k^-1, k^-2, k^-3), 128^3 uniform noise and 2048^2 uniform noise;
 --only picks some by name, --sizes small shrinks the synthetic ones for a
-quick check. Times are whole processes (reading the input and writing the
+quick check; --large runs the 512^3 fields (k^-1, k^-2, k^-3) instead. Times are whole processes (reading the input and writing the
 pairs included) measured with /usr/bin/time, for both tools alike.
 
 --inprocess BIN (bench_persistence_inprocess of a build) also times ours
@@ -134,6 +134,11 @@ def main():
     ap.add_argument("--inprocess", default="",
                     help="bench_persistence_inprocess (a CUDA build's bench/): also time ours inside one process, "
                          "CPU and GPU, the best of 3 calls after a warm-up")
+    ap.add_argument("--large", action="store_true",
+                    help="the 512^3 Gaussian random fields (k^-1, k^-2, k^-3) instead of the other inputs: "
+                         "tens of millions of pairs, CubicalRipser minutes each and 20 GB")
+    ap.add_argument("--memory-limit-gb", type=float, default=120.0,
+                    help="passed to topovox (its default, 8, refuses the 512^3 fields)")
     args = ap.parse_args()
 
     full = args.sizes == "full"
@@ -141,8 +146,8 @@ def main():
         return ("%s (%s)" % (name, json.load(open(os.path.join(args.data, name + ".json")))["dtype"]),
                 lambda: load_sidecar(args.data, name))
 
-    def field(exponent):
-        side = 256 if full else 64
+    def field(exponent, side=None):
+        side = side or (256 if full else 64)
         return ("GRF k^-%d %d^3 (float32)" % (exponent, side),
                 lambda: gaussian_field((side, side, side), float(exponent), 1))
 
@@ -166,6 +171,8 @@ def main():
     ]
     if not full:
         inputs = inputs[9:]
+    if args.large:
+        inputs = [field(e, 512) for e in (1, 2, 3)]
     if args.only:
         words = args.only.split(",")
         inputs = [i for i in inputs if any(w in i[0] for w in words)]
@@ -182,7 +189,8 @@ def main():
             for threads in sorted({args.threads} if args.no_single else {args.threads, 1}, reverse=True):
                 env["TOPOVOX_NUM_THREADS"] = str(threads)
                 results[threads] = timed([args.topovox, "persistence", src, "-o", ours_csv,
-                                          "--device", "cpu", "--threads", str(threads)], env)
+                                          "--device", "cpu", "--threads", str(threads),
+                                          "--memory-limit-gb", str(args.memory_limit_gb)], env)
                 print("  ours, %d threads: %.2f s, %.0f MiB" % ((threads,) + results[threads][:2]), flush=True)
             ours = diagram_of_ours(ours_csv)
             gpu_same = True
@@ -190,7 +198,8 @@ def main():
                 env["TOPOVOX_NUM_THREADS"] = str(args.threads)
                 gpu_csv = os.path.join(work, "ours_gpu.csv")
                 results["gpu"] = timed([args.topovox, "persistence", src, "-o", gpu_csv, "--device", "gpu",
-                                        "--threads", str(args.threads), "-v"], env)
+                                        "--threads", str(args.threads), "-v",
+                                        "--memory-limit-gb", str(args.memory_limit_gb)], env)
                 print("  ours, GPU + %d threads: %.2f s, %.0f MiB" % ((args.threads,) + results["gpu"][:2]),
                       flush=True)
                 gpu_same = diagram_of_ours(gpu_csv) == ours
