@@ -10,8 +10,10 @@
 #include "../common/Parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,21 +49,36 @@ public:
   template <typename Get>
   void pairMany(int64_t n, int threads, Get get)
   {
-    std::vector<std::vector<PersistencePair>> parts(static_cast<size_t>(std::max(1, threads)));
-    parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
-      std::vector<PersistencePair>& mine = parts[static_cast<size_t>(w)];
-      mine.reserve(static_cast<size_t>(k1 - k0));
+    // Written in place (millions of pairs on noise: a copy per thread and
+    // then into Pairs touched twice the memory): each thread packs the
+    // pairs it keeps at the start of its own range, then the ranges close
+    // up in order.
+    const size_t base = Pairs.size();
+    Pairs.resize(base + static_cast<size_t>(n));
+    std::vector<std::array<int64_t, 2>> kept; // per range: start, pairs kept
+    std::mutex lock;
+    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
       PairCell birth, death;
-      PersistencePair p;
+      int64_t next = k0;
       for (int64_t k = k0; k < k1; ++k)
       {
         get(k, birth, death);
-        if (make(birth, death, p))
-          mine.push_back(p);
+        if (make(birth, death, Pairs[base + static_cast<size_t>(next)]))
+          ++next;
       }
+      std::lock_guard<std::mutex> hold(lock);
+      kept.push_back({ k0, next - k0 });
     });
-    for (auto& part : parts)
-      Pairs.insert(Pairs.end(), part.begin(), part.end());
+    std::sort(kept.begin(), kept.end());
+    size_t end = base;
+    for (const auto& range : kept)
+    {
+      const auto from = Pairs.begin() + static_cast<std::ptrdiff_t>(base + static_cast<size_t>(range[0]));
+      if (base + static_cast<size_t>(range[0]) != end)
+        std::move(from, from + range[1], Pairs.begin() + static_cast<std::ptrdiff_t>(end));
+      end += static_cast<size_t>(range[1]);
+    }
+    Pairs.resize(end);
   }
   void essential(const PairCell& birth);
   std::vector<PersistencePair> finish();

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -99,17 +100,34 @@ public:
     Mask = capacity - 1;
     Slots = LargeArray<Slot>(capacity);
     Slots.fill(Slot{ -1, 0 }, threads);
-    for (size_t j = 0; j < critical.size(); ++j)
-    {
-      size_t at = slot(critical[j].cell);
-      while (Slots[at].key >= 0)
+    // Inserted on all threads: a slot is claimed by swapping its key from
+    // -1 to the cell (a lost race probes on, as a taken slot does); the
+    // values are read only after the threads have joined. Which slot a
+    // cell lands in depends on the race, what find() returns does not.
+    std::atomic<bool> twice{ false };
+    parallelFor(static_cast<int64_t>(critical.size()), threads, [&](int, int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j)
       {
-        if (Slots[at].key == critical[j].cell)
-          throw std::logic_error("persistence: two pieces reported the same critical cell");
-        at = (at + 1) & Mask;
+        const int64_t cell = critical[static_cast<size_t>(j)].cell;
+        for (size_t at = slot(cell);; at = (at + 1) & Mask)
+        {
+          int64_t expected = -1;
+          if (__atomic_compare_exchange_n(
+                &Slots[at].key, &expected, cell, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+          {
+            Slots[at].value = j;
+            break;
+          }
+          if (expected == cell)
+          {
+            twice = true;
+            break;
+          }
+        }
       }
-      Slots[at] = Slot{ critical[j].cell, static_cast<int64_t>(j) };
-    }
+    });
+    if (twice)
+      throw std::logic_error("persistence: two pieces reported the same critical cell");
   }
   int64_t find(int64_t cell) const
   {
@@ -308,7 +326,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   for (size_t j = 0; j < p.Critical.size(); ++j)
     if (!p.Skip[j] && !p.EmptyColumn[j] && p.Critical[j].dimension > 0)
       need.push_back(p.Critical[j].cell);
-  std::sort(need.begin(), need.end());
+  parallelSort(need, p.threads(), std::less<int64_t>());
   if (!need.empty())
   {
     if (need.size() > static_cast<size_t>(INT32_MAX))
