@@ -64,10 +64,10 @@ struct BitElement
   int64_t flat;
 };
 
-// The element's reach: the range of dy, dz and wordShift over its elements.
+// The element's reach: the range of dy and dz over its elements.
 struct BitReach
 {
-  int y[2], z[2], word[2];
+  int y[2], z[2];
 };
 
 unsigned blocksFor(int64_t threads)
@@ -133,18 +133,26 @@ __global__ void erodeBitsKernel(const uint32_t* __restrict__ in, BitGrid g, cons
       w = int64_t(t % uint64_t(g.words)), row = int64_t(t / uint64_t(g.words));
     const int64_t y = row % g.ny, z = row / g.ny;
     uint32_t acc = ~0u;
-    // The element inside the image, clear of the rows' padded last words:
-    // every word where it is, no border to apply.
-    const int64_t lastClear = g.tail == ~0u ? g.words - 1 : g.words - 2;
-    if (y + reach.y[0] >= 0 && y + reach.y[1] < g.ny && z + reach.z[0] >= 0 && z + reach.z[1] < g.nz &&
-      w + reach.word[0] >= 0 && w + reach.word[1] + 1 <= lastClear)
+    // The element's rows inside the image: every word of them read where
+    // it is, those past a row's ends replaced by the border and the last
+    // word's padding bits too, by selects (loadT's rule without its
+    // branches). A warp's 32 words span row ends (16 words a row at
+    // 512^3), so a branch for them split every warp into two paths.
+    if (y + reach.y[0] >= 0 && y + reach.y[1] < g.ny && z + reach.z[0] >= 0 && z + reach.z[1] < g.nz)
     {
-      const uint32_t flip = invert ? ~0u : 0u;
+      const uint32_t flip = invert ? ~0u : 0u, outside = border ? ~0u : 0u;
+      const int64_t last = g.words - 1;
+      auto word = [&](const uint32_t* at, int64_t x) {
+        const bool inside = x >= 0 && x <= last;
+        const uint32_t v = inside ? __ldg(inside ? at : in) ^ flip : outside;
+        return x == last ? (v & g.tail) | (outside & ~g.tail) : v;
+      };
       for (int k = 0; k < count && acc; ++k)
       {
         const BitElement e = element[k];
         const uint32_t* at = in + t + e.flat;
-        acc &= __funnelshift_r(__ldg(at) ^ flip, __ldg(at + 1) ^ flip, e.bitShift);
+        const int64_t x = w + e.wordShift;
+        acc &= __funnelshift_r(word(at, x), word(at + 1, x + 1), e.bitShift);
       }
     }
     else
@@ -249,13 +257,13 @@ std::vector<BitElement> bitElementOf(const ElementOffsets& e, const BitGrid& g, 
     out.push_back(BitElement{ static_cast<int>(word), static_cast<int>(d[0] - 32 * word), static_cast<int>(d[1]),
       static_cast<int>(d[2]), (d[2] * g.ny + d[1]) * g.words + word });
   }
-  reach = BitReach{ { 0, 0 }, { 0, 0 }, { 0, 0 } };
+  reach = BitReach{ { 0, 0 }, { 0, 0 } };
   for (size_t k = 0; k < out.size(); ++k)
   {
     const BitElement& b = out[k];
-    const int values[3] = { b.dy, b.dz, b.wordShift };
-    int* ranges[3] = { reach.y, reach.z, reach.word };
-    for (int a = 0; a < 3; ++a)
+    const int values[2] = { b.dy, b.dz };
+    int* ranges[2] = { reach.y, reach.z };
+    for (int a = 0; a < 2; ++a)
     {
       ranges[a][0] = k == 0 ? values[a] : std::min(ranges[a][0], values[a]);
       ranges[a][1] = k == 0 ? values[a] : std::max(ranges[a][1], values[a]);

@@ -292,48 +292,77 @@ struct PlaneSamples
   T v[kRowsInFlight][kColumnsPerRow];
 };
 
-template <typename T>
-__device__ __forceinline__ void fetchPlane(const T* __restrict__ data, const BoxGrid& g, int64_t q2, int64_t ys,
-  int64_t xs, bool xInside, int hx, int hy, T cv, PlaneSamples<T>& p)
+// The rows (y) of every plane a thread loads are the same: their offsets,
+// border mode applied, are found once per block (-1: outside, the
+// constant), where finding them per plane was most of the kernel's
+// integer work.
+struct ThreadRows
 {
+  int64_t at[kRowsInFlight];
+};
+
+__device__ __forceinline__ ThreadRows threadRows(const BoxGrid& g, int64_t ys, int hy)
+{
+  ThreadRows r;
+#pragma unroll
+  for (int k = 0; k < kRowsInFlight; ++k)
+  {
+    const int ly = threadIdx.y + k * kTileRows;
+    const int64_t q1 = ly < hy ? extendIndex(ys + ly, g.dims[1], g.mode) : -1;
+    r.at[k] = q1 < 0 ? -1 : q1 * g.strides[1];
+  }
+  return r;
+}
+
+template <typename T>
+__device__ __forceinline__ void fetchPlane(const T* __restrict__ data, const BoxGrid& g, int64_t q2,
+  const ThreadRows& rows, int64_t xs, bool xInside, int hx, int hy, T cv, PlaneSamples<T>& p)
+{
+  const int64_t planeAt = q2 < 0 ? -1 : q2 * g.strides[2];
 #pragma unroll
   for (int k = 0; k < kRowsInFlight; ++k)
   {
     const int ly = threadIdx.y + k * kTileRows;
     if (ly >= hy)
       break;
-    const int64_t q1 = extendIndex(ys + ly, g.dims[1], g.mode);
-    const T* row = data + q1 * g.strides[1] + q2 * g.strides[2] + (xInside ? xs : 0);
+    const bool constant = planeAt < 0 || rows.at[k] < 0;
+    const T* row = data + (constant ? 0 : rows.at[k] + planeAt) + (xInside ? xs : 0);
 #pragma unroll
     for (int c = 0; c < kColumnsPerRow; ++c)
     {
       const int lx = threadIdx.x + c * kTileColumns;
       if (lx < hx)
-        p.v[k][c] = tileSample(row, q1, q2, xInside ? lx : xs + lx, xInside, g.dims, g.strides, g.mode, cv);
+        p.v[k][c] = tileSample(row, constant ? -1 : 0, 0, xInside ? lx : xs + lx, xInside, g.dims, g.strides,
+          g.mode, cv);
     }
   }
 }
 
-template <typename T, bool Minimum>
+// Span: the box's length - 1 along every axis when it is known at compile
+// time (the 3 x 3 x 3 box: 2; its loops then unrolled), -1 to read g.span.
+template <typename T, bool Minimum, int Span>
 __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict__ data, BoxGrid g, T cv,
   T* __restrict__ out, int* sawNaN)
 {
   extern __shared__ __align__(16) unsigned char shared[];
-  const int hx = kTileColumns + g.span[0], hy = kBoxRows + g.span[1], length = g.span[2] + 1;
+  const int sx = Span >= 0 ? Span : g.span[0], sy = Span >= 0 ? Span : g.span[1];
+  const int sz = Span >= 0 ? Span : g.span[2];
+  const int hx = kTileColumns + sx, hy = kBoxRows + sy, length = sz + 1;
   T* plane = reinterpret_cast<T*>(shared);          // hy x hx
   T* alongX = plane + hx * hy;                      // hy x kTileColumns
   T* ring = alongX + kTileColumns * hy;             // length x kBoxRows x kTileColumns
   const int64_t x0 = int64_t(blockIdx.x) * kTileColumns, y0 = int64_t(blockIdx.y) * kBoxRows;
   const int64_t z0 = int64_t(blockIdx.z) * kBoxDepth;
-  const int64_t planes = min(int64_t(kBoxDepth), g.dims[2] - z0) + g.span[2];
+  const int64_t planes = min(int64_t(kBoxDepth), g.dims[2] - z0) + sz;
   const int64_t xs = x0 + g.lo[0], ys = y0 + g.lo[1], zs = z0 + g.lo[2];
   const bool xInside = xs >= 0 && xs + hx <= g.dims[0] && g.strides[0] == 1;
   const int x = threadIdx.x;
   auto better = [](T t, T best) { return Minimum ? (t < best) : (t > best); };
   bool nan = false;
   int slot = 0; // the ring entry the next plane fills
+  const ThreadRows rows = threadRows(g, ys, hy);
   PlaneSamples<T> next;
-  fetchPlane(data, g, extendIndex(zs, g.dims[2], g.mode), ys, xs, xInside, hx, hy, cv, next);
+  fetchPlane(data, g, extendIndex(zs, g.dims[2], g.mode), rows, xs, xInside, hx, hy, cv, next);
   for (int64_t i = 0; i < planes; ++i)
   {
 #pragma unroll
@@ -352,12 +381,13 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
     }
     __syncthreads();
     if (i + 1 < planes)
-      fetchPlane(data, g, extendIndex(zs + i + 1, g.dims[2], g.mode), ys, xs, xInside, hx, hy, cv, next);
+      fetchPlane(data, g, extendIndex(zs + i + 1, g.dims[2], g.mode), rows, xs, xInside, hx, hy, cv, next);
     for (int ly = threadIdx.y; ly < hy; ly += kTileRows)
     {
       const T* in = plane + ly * hx + x;
       T best = in[0];
-      for (int d = 1; d <= g.span[0]; ++d)
+#pragma unroll
+      for (int d = 1; d <= sx; ++d)
         if (better(in[d], best))
           best = in[d];
       alongX[ly * kTileColumns + x] = best;
@@ -367,20 +397,22 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
     {
       const T* in = alongX + y * kTileColumns + x;
       T best = in[0];
-      for (int d = 1; d <= g.span[1]; ++d)
+#pragma unroll
+      for (int d = 1; d <= sy; ++d)
         if (better(in[d * kTileColumns], best))
           best = in[d * kTileColumns];
       ring[(slot * kBoxRows + y) * kTileColumns + x] = best;
     }
     slot = slot + 1 == length ? 0 : slot + 1;
-    if (i < g.span[2])
+    if (i < sz)
       continue;
     // Planes i - span .. i are in the ring, the oldest at `slot`.
-    const int64_t z = z0 + i - g.span[2];
+    const int64_t z = z0 + i - sz;
     for (int y = threadIdx.y; y < kBoxRows; y += kTileRows)
     {
       int k = slot;
       T best = ring[(k * kBoxRows + y) * kTileColumns + x];
+#pragma unroll
       for (int d = 1; d < length; ++d)
       {
         k = k + 1 == length ? 0 : k + 1;
@@ -421,7 +453,9 @@ bool launchBox(const GridView& image, const ElementOffsets& e, bool minimum, con
     hy > kRowsInFlight * kTileRows)
     return false;
   const size_t bytes = sizeof(T) * (hx * hy + kTileColumns * hy + size_t(g.span[2] + 1) * kBoxRows * kTileColumns);
-  auto kernel = minimum ? greyBoxKernel<T, true> : greyBoxKernel<T, false>;
+  const bool cube3 = g.span[0] == 2 && g.span[1] == 2 && g.span[2] == 2;
+  auto kernel = cube3 ? (minimum ? greyBoxKernel<T, true, 2> : greyBoxKernel<T, false, 2>)
+                      : (minimum ? greyBoxKernel<T, true, -1> : greyBoxKernel<T, false, -1>);
   if (!allowShared(kernel, bytes))
     return false;
   kernel<<<blocks, dim3(kTileColumns, kTileRows), bytes>>>(static_cast<const T*>(image.data), g,

@@ -210,10 +210,12 @@ __global__ void criticalKernel(const int64_t* __restrict__ critical, int64_t cou
   }
 }
 
-struct IsCritical
+// 1 for a critical cell, 0 otherwise: the flag CUB counts and, as a
+// predicate, selects by.
+struct CriticalFlag
 {
   const uint8_t* state;
-  __device__ bool operator()(int64_t i) const { return state[i] == kCritical; }
+  __device__ int64_t operator()(int64_t i) const { return state[i] == kCritical ? 1 : 0; }
 };
 
 // Jumps until every pointer is a root; two rounds a check of the flag.
@@ -273,11 +275,6 @@ int64_t bytesPerImage(const GridView& image, const BatchGrid& g)
 }
 // The number of critical cells among the first n of `state` (CUB's sum
 // over a flag per cell).
-struct CriticalFlag
-{
-  const uint8_t* state;
-  __device__ int64_t operator()(int64_t i) const { return state[i] == kCritical ? 1 : 0; }
-};
 int64_t countCritical(const uint8_t* state, int64_t n)
 {
   const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), CriticalFlag{ state });
@@ -541,7 +538,7 @@ std::vector<BuiltPiece> buildPiecesGPU(
 
   // The critical cells in index order: image by image, each in the CPU's
   // scan order (CUB's stream compaction, counted first to size the list).
-  const IsCritical isCritical{ state.ptr };
+  const CriticalFlag isCritical{ state.ptr };
   const thrust::counting_iterator<int64_t> all(0);
   const int64_t criticalCount = countCritical(state.ptr, static_cast<int64_t>(cells));
   cuda::DeviceArray<int64_t, true> critical(static_cast<size_t>(criticalCount));
