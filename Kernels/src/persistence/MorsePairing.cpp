@@ -200,20 +200,23 @@ struct MorsePairing::Impl
   void pairTopDimension()
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
-    const int64_t outside = n;
-    // Per (d-1)-cell position, the ends of its two dual paths.
+    std::vector<int64_t> maximumAt; // the maxima's positions, in order
+    const LargeArray<int64_t> dense = denseIndices(Top, maximumAt);
+    const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
+    // Per (d-1)-cell position, the ends of its two dual paths (maxima's
+    // dense indices).
     std::vector<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } });
     translate(DualEnds);
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
       auto& e = ends[static_cast<size_t>(DualEnds[k])];
-      const int64_t end = DualEnds[k + 1] < 0 ? outside : DualEnds[k + 1];
+      const int64_t end = DualEnds[k + 1] < 0 ? outside : dense[static_cast<size_t>(DualEnds[k + 1])];
       if (e[1] >= 0)
         throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
       e[e[0] < 0 ? 0 : 1] = end;
     }
     std::vector<int64_t>().swap(DualEnds);
-    persistence::UnionFind maxima(Critical.size() + 1);
+    persistence::UnionFind maxima(maximumAt.size() + 1);
     for (int64_t j = n - 1; j >= 0; --j)
     {
       if (Critical[static_cast<size_t>(j)].dimension != Top - 1)
@@ -227,12 +230,9 @@ struct MorsePairing::Impl
       // The older maximum is the later one in filtration order (the outside last).
       const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
       maxima.merge(r1, r2, std::max(l1, l2));
-      Pairs.emplace_back(j, std::min(l1, l2));
+      Pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
       Skip[static_cast<size_t>(j)] = 1;
     }
-    for (int64_t j = 0; j < n; ++j)
-      if (Critical[static_cast<size_t>(j)].dimension == Top)
-        Skip[static_cast<size_t>(j)] = 1;
   }
 
   // Dimension 0 (from 2D up; in 1D the dual above does it): critical edges
@@ -243,18 +243,22 @@ struct MorsePairing::Impl
   void pairDimensionZero()
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
-    std::vector<std::pair<int64_t, int64_t>> ends(Critical.size(), { -1, -1 }); // by edge position
+    std::vector<int64_t> minimumAt; // the minima's positions, in order
+    const LargeArray<int64_t> dense = denseIndices(0, minimumAt);
+    // Per edge position, the minima (dense indices) its two paths reach.
+    std::vector<std::pair<int64_t, int64_t>> ends(Critical.size(), { -1, -1 });
     translate(EdgeEnds);
-    for (size_t k = 0; k + 2 < EdgeEnds.size(); k += 3)
-      ends[static_cast<size_t>(EdgeEnds[k])] = { EdgeEnds[k + 1], EdgeEnds[k + 2] };
+    parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads(), [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = 3 * k0; k < 3 * k1; k += 3)
+        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { dense[static_cast<size_t>(
+                                                                           EdgeEnds[static_cast<size_t>(k + 1)])],
+          dense[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k + 2)])] };
+    });
     std::vector<int64_t>().swap(EdgeEnds);
-    persistence::UnionFind minima(Critical.size());
+    persistence::UnionFind minima(minimumAt.size());
     for (int64_t j = 0; j < n; ++j)
     {
-      const MorseCriticalCell& e = Critical[static_cast<size_t>(j)];
-      if (e.dimension == 0)
-        Skip[static_cast<size_t>(j)] = 1;
-      if (e.dimension != 1)
+      if (Critical[static_cast<size_t>(j)].dimension != 1)
         continue;
       const auto& end = ends[static_cast<size_t>(j)];
       if (end.first < 0)
@@ -270,9 +274,28 @@ struct MorsePairing::Impl
       // The older minimum is the earlier one in filtration order.
       const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
       minima.merge(r1, r2, std::min(l1, l2));
-      Pairs.emplace_back(std::max(l1, l2), j);
+      Pairs.emplace_back(minimumAt[static_cast<size_t>(std::max(l1, l2))], j);
       Skip[static_cast<size_t>(j)] = 1;
     }
+  }
+
+  // The critical cells of `dimension` numbered 0, 1, ... in filtration
+  // order (returned per position; other positions unwritten), their
+  // positions in *at, and taken out of the matrix. The union-find runs on
+  // these numbers: its arrays then hold a fraction of the critical cells,
+  // and the order of the numbers is that of the positions, which the elder
+  // rule compares.
+  LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at)
+  {
+    LargeArray<int64_t> dense(Critical.size());
+    for (size_t j = 0; j < Critical.size(); ++j)
+      if (Critical[j].dimension == dimension)
+      {
+        dense[j] = static_cast<int64_t>(at.size());
+        at.push_back(static_cast<int64_t>(j));
+        Skip[j] = 1;
+      }
+    return dense;
   }
 };
 
