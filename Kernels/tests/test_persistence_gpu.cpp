@@ -244,6 +244,38 @@ void batches(std::mt19937_64& rng)
   setenv("TOPOVOX_GPU_BATCH_IMAGES", "5", 1);
   compareBatch("batch 37 x 33x29 float, 5 a launch", images);
   unsetenv("TOPOVOX_GPU_BATCH_IMAGES");
+  // Progress within one launch (400 images, the 37 again and again): after
+  // the images the calling thread pairs, rising; a cancel at the first
+  // report stops the batch.
+  {
+    std::vector<GridView> many;
+    for (int b = 0; b < 400; ++b)
+      many.push_back(images[static_cast<size_t>(b % 37)]);
+    PersistenceOptions po;
+    po.device = Device::GPU;
+    std::vector<double> seen;
+    po.progress = [&](double f) {
+      seen.push_back(f);
+      return true;
+    };
+    computePersistenceBatch(many, po);
+    bool rising = !seen.empty();
+    for (size_t k = 1; k < seen.size(); ++k)
+      rising = rising && seen[k] >= seen[k - 1];
+    expect(seen.size() >= 3 && rising && seen.front() < 1.0,
+      "GPU batch progress: reported as images are paired (" + std::to_string(seen.size()) + " reports)");
+    po.progress = [](double) { return false; };
+    bool aborted = false;
+    try
+    {
+      computePersistenceBatch(many, po);
+    }
+    catch (const Aborted&)
+    {
+      aborted = true;
+    }
+    expect(aborted, "GPU batch: a cancel from the progress callback stops it");
+  }
   // 3D uint8 with plateaus: the gradients come back for the boundaries.
   std::vector<uint8_t> volumes = randomValues<uint8_t>(rng, 9 * 11 * 10 * 9, 4);
   images.clear();

@@ -227,13 +227,19 @@ std::vector<PersistenceDiagram> persistenceBatchGPU(
   one.progress = nullptr;
   const PieceRegion region = PieceRegion::whole(images[0].dims, options.construction);
   std::vector<PersistenceDiagram> out(images.size());
-  for (int64_t b0 = 0; b0 < n; b0 += chunk)
+  // Progress: the images paired so far, reported after each image the
+  // calling thread (worker 0 of parallelFor) pairs, so that a batch in one
+  // chunk does not jump from 0 to 1; a cancel stops the other workers at
+  // their next image.
+  std::atomic<int64_t> paired{ 0 };
+  std::atomic<bool> cancelled{ false };
+  for (int64_t b0 = 0; b0 < n && !cancelled; b0 += chunk)
   {
     const int64_t b1 = std::min(n, b0 + chunk);
     std::vector<morse::BuiltPiece> built = morse::buildPiecesGPU(
       std::vector<GridView>(images.begin() + b0, images.begin() + b1), options.construction, options.filtration);
-    parallelFor(b1 - b0, threads, [&](int, int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
+    parallelForDynamic(b1 - b0, threads, 1, [&](int worker, int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1 && !cancelled; ++i)
       {
         const GridView& image = images[static_cast<size_t>(b0 + i)];
         persistence::StageLog stages(one);
@@ -241,11 +247,15 @@ std::vector<PersistenceDiagram> persistenceBatchGPU(
         pieces.emplace_back(image, region, one, std::move(built[static_cast<size_t>(i)]));
         stages.lap("gradient and paths");
         out[static_cast<size_t>(b0 + i)] = pairPieces(pieces, image, one, 1, stages);
+        const int64_t done = ++paired;
+        if (worker == 0 && options.progress &&
+          !options.progress(static_cast<double>(done) / static_cast<double>(n)))
+          cancelled = true;
       }
     });
-    if (options.progress && !options.progress(static_cast<double>(b1) / static_cast<double>(n)))
-      throw Aborted{};
   }
+  if (cancelled)
+    throw Aborted{};
   return out;
 }
 } // namespace
