@@ -336,5 +336,30 @@ int main()
     threw = true;
   }
   expect(threw, "a negative maximum dimension is refused");
+
+  // A piece's summary given twice: its critical cells reported twice, which
+  // the pairing's position table (filled on all threads) must refuse,
+  // whichever thread meets the second copy.
+  {
+    std::vector<float> v = randomValues<float>(rng, 30 * 20 * 10, 50);
+    const GridView g = GridView::contiguous(v.data(), ScalarType::Float32, 30, 20, 10);
+    PersistenceOptions po;
+    po.threads = 4;
+    const MorsePiece piece(g, PieceRegion::whole(g.dims, po.construction), po);
+    MorsePairing pairing(g.dims, po);
+    const std::vector<uint8_t> bytes = piece.summary().toBytes();
+    pairing.add(MorsePieceSummary::fromBytes(bytes.data(), bytes.size()));
+    pairing.add(MorsePieceSummary::fromBytes(bytes.data(), bytes.size()));
+    bool refused = false;
+    try
+    {
+      pairing.pairByUnionFind();
+    }
+    catch (const std::logic_error& e)
+    {
+      refused = std::string(e.what()).find("same critical cell") != std::string::npos;
+    }
+    expect(refused, "a piece's critical cells reported twice are refused");
+  }
   return kernel_check::finish();
 }
