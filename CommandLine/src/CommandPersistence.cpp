@@ -322,7 +322,9 @@ int runPersistence(const std::vector<std::string>& args)
     "The device gpu (or TOPOVOX_DEVICE=gpu) builds the Morse complex and its\n"
     "boundaries on the GPU (pairing on the CPU threads), --batch included; auto\n"
     "stays on the CPU: starting CUDA costs a process about 0.3 s, which only\n"
-    "volumes of millions of voxels win back.");
+    "volumes of millions of voxels win back. A volume whose Morse complex does\n"
+    "not fit the GPU's free memory (or TOPOVOX_GPU_MEMORY_LIMIT bytes) is\n"
+    "streamed through it in slabs; any CUDA failure falls back to the CPU.");
   addPersistenceOptions(parser, a);
   const std::vector<std::string> positional = parser.parse(args);
   if (a.execution.help)
