@@ -105,8 +105,9 @@ struct PersistenceDiagram
 // with a warning, the Morse boundaries by rebuilding the gradient there.
 // Memory on
 // the CPU: 3 bytes a cell and 24 a voxel plus the critical cells (peak
-// resident memory measured 18 bytes a cell on a 256^3 Gaussian random
-// field, 27 on 120^3 uniform noise); on the GPU, 5 bytes a cell and up to
+// resident memory of the command line measured 15 bytes a cell on a
+// float32 256^3 Gaussian random field, 23 on 120^3 uniform noise, 4.4 on
+// bonsai_256); on the GPU, 5 bytes a cell and up to
 // 40 a voxel (the ranks' sort) of device memory. Exact; tested against the
 // reference engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
