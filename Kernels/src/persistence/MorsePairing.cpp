@@ -210,7 +210,7 @@ struct MorsePairing::Impl
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
       auto& e = ends[static_cast<size_t>(DualEnds[k])];
-      const int64_t end = DualEnds[k + 1] < 0 ? outside : dense[static_cast<size_t>(DualEnds[k + 1])];
+      const int64_t end = DualEnds[k + 1] < 0 ? outside : numberOf(dense, DualEnds[k + 1]);
       if (e[1] >= 0)
         throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
       e[e[0] < 0 ? 0 : 1] = end;
@@ -250,9 +250,9 @@ struct MorsePairing::Impl
     translate(EdgeEnds);
     parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads(), [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = 3 * k0; k < 3 * k1; k += 3)
-        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { dense[static_cast<size_t>(
-                                                                           EdgeEnds[static_cast<size_t>(k + 1)])],
-          dense[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k + 2)])] };
+        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = {
+          numberOf(dense, EdgeEnds[static_cast<size_t>(k + 1)]), numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)])
+        };
     });
     std::vector<int64_t>().swap(EdgeEnds);
     persistence::UnionFind minima(minimumAt.size());
@@ -280,7 +280,7 @@ struct MorsePairing::Impl
   }
 
   // The critical cells of `dimension` numbered 0, 1, ... in filtration
-  // order (returned per position; other positions unwritten), their
+  // order (returned per position; -1 at the other positions), their
   // positions in *at, and taken out of the matrix. The union-find runs on
   // these numbers: its arrays then hold a fraction of the critical cells,
   // and the order of the numbers is that of the positions, which the elder
@@ -289,13 +289,26 @@ struct MorsePairing::Impl
   {
     LargeArray<int64_t> dense(Critical.size());
     for (size_t j = 0; j < Critical.size(); ++j)
+    {
+      dense[j] = -1;
       if (Critical[j].dimension == dimension)
       {
         dense[j] = static_cast<int64_t>(at.size());
         at.push_back(static_cast<int64_t>(j));
         Skip[j] = 1;
       }
+    }
     return dense;
+  }
+
+  // The number of the critical cell at `position` (denseIndices); a
+  // summary whose paths end at a cell of another dimension is refused.
+  static int64_t numberOf(const LargeArray<int64_t>& dense, int64_t position)
+  {
+    const int64_t k = dense[static_cast<size_t>(position)];
+    if (k < 0)
+      throw std::logic_error("persistence: a gradient path ends at a cell of the wrong dimension");
+    return k;
   }
 };
 
