@@ -15,6 +15,8 @@
 #include "topovox/EulerCurve.h"
 #include "topovox/Grid.h"
 
+#include "../euler/EulerCells.h" // TV_HD
+
 #include <cstdint>
 
 namespace topovox
@@ -22,8 +24,9 @@ namespace topovox
 namespace cubical
 {
 // The first voxel coordinate that a cell at doubled coordinate c touches
-// along an axis the image spans (CellGrid::touched's `first`).
-inline int64_t firstTouched(int64_t c, bool tConstruction)
+// along an axis the image spans (CellGrid::touched's `first`); host and
+// device code (the GPU summary and boundaries) share it.
+TV_HD int64_t firstTouched(int64_t c, bool tConstruction)
 {
   if (!tConstruction)
     return c >> 1;

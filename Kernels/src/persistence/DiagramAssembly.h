@@ -13,7 +13,6 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,14 +49,13 @@ public:
   void pairMany(int64_t n, int threads, Get get)
   {
     // Written in place (millions of pairs on noise: a copy per thread and
-    // then into Pairs touched twice the memory): each thread packs the
-    // pairs it keeps at the start of its own range, then the ranges close
-    // up in order.
+    // then into Pairs touched twice the memory): each worker packs the
+    // pairs it keeps at the start of its own range (parallelFor's ranges
+    // are contiguous and in worker order), then the ranges close up.
     const size_t base = Pairs.size();
     Pairs.resize(base + static_cast<size_t>(n));
-    std::vector<std::array<int64_t, 2>> kept; // per range: start, pairs kept
-    std::mutex lock;
-    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+    std::vector<std::array<int64_t, 2>> kept(static_cast<size_t>(std::max(1, threads))); // start, pairs kept
+    const int workers = parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
       PairCell birth, death;
       int64_t next = k0;
       for (int64_t k = k0; k < k1; ++k)
@@ -66,13 +64,12 @@ public:
         if (make(birth, death, Pairs[base + static_cast<size_t>(next)]))
           ++next;
       }
-      std::lock_guard<std::mutex> hold(lock);
-      kept.push_back({ k0, next - k0 });
+      kept[static_cast<size_t>(w)] = { k0, next - k0 };
     });
-    std::sort(kept.begin(), kept.end());
     size_t end = base;
-    for (const auto& range : kept)
+    for (int w = 0; w < workers; ++w)
     {
+      const auto& range = kept[static_cast<size_t>(w)];
       const auto from = Pairs.begin() + static_cast<std::ptrdiff_t>(base + static_cast<size_t>(range[0]));
       if (base + static_cast<size_t>(range[0]) != end)
         std::move(from, from + range[1], Pairs.begin() + static_cast<std::ptrdiff_t>(end));

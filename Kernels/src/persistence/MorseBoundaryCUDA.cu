@@ -162,7 +162,7 @@ private:
       for (int a = 0; a < 3; ++a)
       {
         const int64_t f = c[a] + (a == (i >> 1) ? side[i] : 0);
-        v[a] = T.grid.active[a] ? firstTouched(f, T.grid.tConstruction) + ((code >> a) & 1) : 0;
+        v[a] = T.grid.active[a] ? cubical::firstTouched(f, T.grid.tConstruction) + ((code >> a) & 1) : 0;
       }
       rank[i] = T.rank[VoxelBase + v[0] + T.grid.voxelDims[0] * (v[1] + T.grid.voxelDims[1] * v[2])];
     }

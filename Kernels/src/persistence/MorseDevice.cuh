@@ -58,16 +58,6 @@ inline BatchGrid batchGrid(const GridView& image, const cubical::CellGrid& cg)
   return g;
 }
 
-// CellGrid::touched's first voxel along an active axis.
-__device__ __forceinline__ int64_t firstTouched(int64_t c, bool t)
-{
-  if (!t)
-    return c >> 1;
-  if (c & 1)
-    return (c - 1) >> 1;
-  return c >= 2 ? (c >> 1) - 1 : 0;
-}
-
 // A batch's gradient left on the device, with each voxel's rank in the
 // filtration order (value, then linear index in the batch): rank * 32 +
 // step orders a batch's cells as MorsePiece's Keys do, in one integer.

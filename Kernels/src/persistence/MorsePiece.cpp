@@ -298,11 +298,17 @@ struct MorsePiece::Impl
     Device = std::move(built.device);
     DeviceImage = built.image;
     if (GradientOnHost)
-    {
-      G = std::move(built.gradient);
-      bool nan = false;
-      Value = OrientedValues(Local, super, Threads, &nan);
-    }
+      gradientIsHome(std::move(built.gradient));
+  }
+
+  // The gradient on the host, with the values the CPU's traversals order
+  // cells by: what the boundaries need from here on.
+  void gradientIsHome(morse::Gradient&& g)
+  {
+    G = std::move(g);
+    bool nan = false;
+    Value = OrientedValues(Local, Super, Threads, &nan);
+    GradientOnHost = true;
   }
 
   // The device failed during the boundaries (out of memory, a lost
@@ -312,11 +318,8 @@ struct MorsePiece::Impl
   void gradientOnCPU(const std::string& why)
   {
     const std::vector<int64_t> noCuts[3];
-    G = morse::buildGradient(Local, Cells, Super ? Filtration::Superlevel : Filtration::Sublevel, noCuts, Threads,
-      topovox::Device::CPU);
-    bool nan = false;
-    Value = OrientedValues(Local, Super, Threads, &nan);
-    GradientOnHost = true;
+    gradientIsHome(morse::buildGradient(
+      Local, Cells, Super ? Filtration::Superlevel : Filtration::Sublevel, noCuts, Threads, topovox::Device::CPU));
     Warnings += std::string(Warnings.empty() ? "" : "\n") + "persistence: the GPU boundaries failed (" + why +
       "); the gradient was rebuilt on the CPU, which computed them";
   }
@@ -327,10 +330,9 @@ struct MorsePiece::Impl
 #ifdef TOPOVOX_WITH_CUDA
     if (GradientOnHost || !Device)
       return;
-    morse::gradientToHost(*Device, DeviceImage, G);
-    bool nan = false;
-    Value = OrientedValues(Local, Super, Threads, &nan);
-    GradientOnHost = true;
+    morse::Gradient g(Cells);
+    morse::gradientToHost(*Device, DeviceImage, g);
+    gradientIsHome(std::move(g));
 #endif
   }
 

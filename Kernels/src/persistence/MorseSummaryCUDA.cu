@@ -159,7 +159,7 @@ __global__ void criticalKernel(const int64_t* __restrict__ critical, int64_t cou
     int dimension = 0, odd = 0, even = 0;
     for (int a = 0; a < 3; ++a)
     {
-      v[a] = grid.active[a] ? firstTouched(c[a], grid.tConstruction) + ((code >> a) & 1) : 0;
+      v[a] = grid.active[a] ? cubical::firstTouched(c[a], grid.tConstruction) + ((code >> a) & 1) : 0;
       if (grid.active[a] && (c[a] & 1))
       {
         ++dimension;
