@@ -69,6 +69,7 @@ def main():
     ap.add_argument("--bench", required=True)
     ap.add_argument("--pot-pairs", type=int, default=2)
     ap.add_argument("--no-cpu", action="store_true", help="leave out ours on the CPU (and its comparisons)")
+    ap.add_argument("--pairs", default="1,16", help="batch sizes, comma-separated (default 1,16)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="topovox-dense-")
     gpu = torch is not None and torch.cuda.is_available()
@@ -81,7 +82,7 @@ def main():
     print("| d | pairs | method | iterations | ours GPU ms | ours CPU ms | POT ms | torch GPU ms | "
           "POT / ours CPU | torch / ours GPU | costs agree |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for pairs in (1, 16):
+    for pairs in [int(x) for x in args.pairs.split(",")]:
         rng = np.random.default_rng(pairs)
         a = rng.random((pairs, d)) + 0.1
         b = rng.random((pairs, d)) ** 2 + 0.01

@@ -5,7 +5,10 @@
 // K^T u and K v, a one-pass log-sum-exp in the log domain) that the kernel
 // turns into the update itself (v = b / K^T u, the numerical-error test,
 // ...). One pair: a thread block per row, so that the whole GPU works on
-// it; several: a warp per row and two pairs, reading the row once for both.
+// it; several: a warp per row and two pairs, reading the row once for
+// both; four or more in the log domain: tiles of 8 rows and 16 pairs,
+// summed as a matrix product through shared memory, the log-sum-exp
+// factored into a plain sum where that is exact (rowTileKernel).
 // The matrix and its transpose stay in L2 for histograms of thousands of
 // bins.
 // Each pair stops on its own (converged, or a numerical error that restores
@@ -20,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -106,7 +110,42 @@ struct RowArgs
   double* out;
   double* prev;
   int* bad;
+  // The tile kernel's columns split over gridDim.z blocks: each block's
+  // partial sums ([z][pair][row]) and, per tile, how many have arrived.
+  double* partM = nullptr;
+  double* partSum = nullptr;
+  int* partZero = nullptr;
+  int* arrivals = nullptr;
+  // The log domain's factored sums (LogUpdate, tile kernel): E = exp(X -
+  // rowMax), usable where *factorOk; each pair's maximum of s (read) and
+  // of out (written), as ordered keys, and the slot the next kernel writes
+  // (reset here).
+  const double* E = nullptr;
+  const double* rowMax = nullptr;
+  const int* factorOk = nullptr;
+  const unsigned long long* sMax = nullptr;
+  unsigned long long* outMax = nullptr;
+  unsigned long long* resetMax = nullptr;
 };
+
+// A double as an unsigned key that orders as the doubles do (atomicMax on
+// doubles); NaN and +inf above every finite value. 0: no value (a slot
+// just reset, or only -inf).
+__device__ inline unsigned long long orderedKey(double x)
+{
+  if (isnan(x) || x == INFINITY)
+    return ~0ull;
+  const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(x));
+  return (bits >> 63) ? ~bits : (bits | (1ull << 63));
+}
+
+// The key's double; NaN for a key that stands for no finite value.
+__device__ inline double fromOrderedKey(unsigned long long key)
+{
+  if (key == 0 || key == ~0ull)
+    return NAN;
+  return __longlong_as_double(static_cast<long long>((key >> 63) ? (key & ~(1ull << 63)) : ~key));
+}
 
 // Combines the one-pass log-sum-exp state (m, sum) with (m2, s2); plain
 // sums (Lse false) just add.
@@ -279,17 +318,273 @@ __global__ void rowWarpKernel(RowArgs g)
   }
 }
 
-__global__ void restoreKernel(double* U, double* V, const double* Up, const double* Vp, const int* active,
-  const int* bad, int64_t n, int d)
+// Many pairs, as a tiled matrix product: block (x, y, z) takes kTileRows
+// rows from k0 = x * kTileRows, kTilePairs pairs from p0 = y * kTilePairs
+// and the z-th of gridDim.z ranges of columns. The rows' and the pairs'
+// columns pass through shared memory a chunk at a time, so each block reads
+// its rows and its pairs' vectors from L2 once (the warp kernel read a
+// pair's vector once per row: eight times the traffic at d = 1024 and 16
+// pairs). Two threads share each (row, pair), half of every chunk each.
+// The column ranges give the GPU enough blocks to hide L2's latency (at
+// d = 1024 there are only 128 tiles; one block of 1024 threads an SM, each
+// summing whole rows, was slower than the warp kernel): the last block of
+// a tile to arrive combines the ranges' partial sums, in range order, and
+// finishes the rows.
+//
+// The log domain's LogUpdate is a plain sum where it can be: with m_k the
+// row maximum of X and c the pair's maximum of s,
+//   logsumexp_l (x_kl + s_l) = m_k + c + log sum_l E_kl exp(s_l - c),
+// E = exp(X - m) computed once. An exp per column and pair instead of one
+// per term. Exact as long as the largest term does not underflow: it is at
+// least exp(-(max_l x_kl - min_l x_kl)), so the set-up allows it only when
+// every row's range is at most kFactorRange (terms that underflow are then
+// below 1e-300 of it). A pair whose maximum is not finite (an all-zero
+// marginal's -inf potentials, +inf, NaN) takes the one-pass log-sum-exp.
+constexpr int kTileRows = 8, kTilePairs = 16, kChunk = 64;
+constexpr int kRowLoads = kTileRows * kChunk / kThreads, kPairLoads = kTilePairs * kChunk / kThreads;
+constexpr int kOutputs = kTileRows * kTilePairs;
+static_assert(kOutputs * 2 == kThreads, "two threads a (row, pair)");
+static_assert(kTileRows * kChunk % kThreads == 0 && kTilePairs * kChunk % kThreads == 0, "whole loads");
+constexpr double kFactorRange = 600.0;
+
+template <bool Lse>
+__device__ inline void combineZero(double& m, double& sum, bool& zero, double m2, double s2, bool zero2)
 {
-  TOPOVOX_GRID_LOOP(k, n)
+  combine<Lse>(m, sum, m2, s2);
+  zero = zero || zero2;
+}
+
+template <Row R>
+__global__ void __launch_bounds__(kThreads) rowTileKernel(RowArgs g)
+{
+  // One double of padding a line: the 16 pairs of a warp read banks two
+  // apart, without conflicts.
+  __shared__ double xs[kTileRows][kChunk + 1], ss[kTilePairs][kChunk + 1];
+  __shared__ double mOther[kOutputs], sumOther[kOutputs], shiftOf[kTilePairs];
+  __shared__ int zeroOther[kOutputs], running[kTilePairs], lastToArrive;
+  constexpr bool Log = R == Row::LogUpdate;
+  const int t = threadIdx.x;
+  // A warp: 16 pairs x 2 rows of one half.
+  const int o = t % kOutputs, q = o % kTilePairs, r = o / kTilePairs, half = t / kOutputs;
+  const int64_t d = g.d, n = g.n, k0 = int64_t(blockIdx.x) * kTileRows, p0 = int64_t(blockIdx.y) * kTilePairs;
+  const int tile = blockIdx.y * gridDim.x + blockIdx.x, splits = gridDim.z, z = blockIdx.z;
+  if (Log && g.resetMax && tile == 0 && z == 0)
+    for (int64_t p = t; p < n; p += kThreads)
+      g.resetMax[p] = 0; // the slot the next kernel fills; no one reads it now
+  bool finite = true;
+  if (t < kTilePairs)
   {
-    const int64_t p = k / d;
-    if (active[p] && bad[p])
+    running[t] = p0 + t < n && g.active[p0 + t];
+    if (Log && g.sMax && running[t])
     {
-      U[k] = Up[k];
-      V[k] = Vp[k];
+      shiftOf[t] = fromOrderedKey(g.sMax[p0 + t]);
+      finite = isfinite(shiftOf[t]);
     }
+  }
+  if (!__syncthreads_or(t < kTilePairs && running[t]))
+    return; // every pair of the tile has stopped (the whole tile's blocks do)
+  const bool factored = __syncthreads_and(finite) && Log && g.E && *g.factorOk;
+  const int64_t k = k0 + r, p = p0 + q;
+  const bool mine = k < d && running[q];
+  const double shift = (R == Row::LogResidual && mine) ? g.t[p * d + k] : 0.0;
+  const double* X = factored ? g.E : g.X;
+  // This block's columns: whole chunks, the ranges as even as they can be.
+  const int64_t chunks = (d + kChunk - 1) / kChunk, per = (chunks + splits - 1) / splits;
+  const int64_t begin = std::min(d, z * per * kChunk), end = std::min(d, (z + 1) * per * kChunk);
+
+  double nextX[kRowLoads], nextS[kPairLoads];
+  auto fetch = [&](int64_t c0) {
+#pragma unroll
+    for (int i = 0; i < kRowLoads; ++i)
+    {
+      const int at = t + i * kThreads, row = at / kChunk;
+      const int64_t col = c0 + at % kChunk;
+      nextX[i] = (k0 + row < d && col < end) ? X[(k0 + row) * d + col] : 0.0;
+    }
+#pragma unroll
+    for (int i = 0; i < kPairLoads; ++i)
+    {
+      const int at = t + i * kThreads, pair = at / kChunk;
+      const int64_t col = c0 + at % kChunk;
+      nextS[i] = (running[pair] && col < end) ? g.s[(p0 + pair) * d + col] : (factored ? -INFINITY : 0.0);
+    }
+  };
+  double m = -INFINITY, sum = 0;
+  bool zero = false;
+  if (begin < end)
+    fetch(begin);
+  for (int64_t c0 = begin; c0 < end; c0 += kChunk)
+  {
+#pragma unroll
+    for (int i = 0; i < kRowLoads; ++i)
+      xs[(t + i * kThreads) / kChunk][(t + i * kThreads) % kChunk] = nextX[i];
+#pragma unroll
+    for (int i = 0; i < kPairLoads; ++i)
+    {
+      const int pair = (t + i * kThreads) / kChunk;
+      // exp(-inf - c) = 0: padding and stopped pairs add nothing.
+      ss[pair][(t + i * kThreads) % kChunk] = factored ? exp(nextS[i] - shiftOf[pair]) : nextS[i];
+    }
+    __syncthreads();
+    if (c0 + kChunk < end)
+      fetch(c0 + kChunk); // in flight while this chunk is summed
+    if (mine)
+    {
+      const int from = half * (kChunk / 2);
+      const int to = static_cast<int>(std::min<int64_t>(from + kChunk / 2, end - c0));
+      if (factored)
+      {
+#pragma unroll 8
+        for (int c = from; c < to; ++c)
+          sum += xs[r][c] * ss[q][c];
+      }
+      else
+      {
+#pragma unroll 8
+        for (int c = from; c < to; ++c)
+          addTerm<R>(xs[r][c], ss[q][c], shift, m, sum, zero);
+      }
+    }
+    __syncthreads();
+  }
+  const bool lse = Log && !factored;
+  if (half == 1)
+  {
+    mOther[o] = m;
+    sumOther[o] = sum;
+    zeroOther[o] = zero;
+  }
+  __syncthreads();
+  if (half == 0 && mine)
+  {
+    if (lse)
+      combineZero<true>(m, sum, zero, mOther[o], sumOther[o], zeroOther[o]);
+    else
+      combineZero<false>(m, sum, zero, mOther[o], sumOther[o], zeroOther[o]);
+  }
+  if (splits > 1)
+  {
+    // Publish this range's sums; the last block of the tile finishes.
+    const int64_t at = (z * n + p) * d + k;
+    if (half == 0 && mine)
+    {
+      g.partM[at] = m;
+      g.partSum[at] = sum;
+      g.partZero[at] = zero;
+    }
+    __threadfence();
+    __syncthreads();
+    if (t == 0)
+    {
+      lastToArrive = atomicAdd(&g.arrivals[tile], 1) == splits - 1;
+      if (lastToArrive)
+        g.arrivals[tile] = 0; // ready for the next launch
+    }
+    __syncthreads();
+    if (!lastToArrive)
+      return;
+    __threadfence();
+    if (half == 0 && mine)
+    {
+      m = -INFINITY;
+      sum = 0;
+      zero = false;
+      for (int64_t w = 0; w < splits; ++w)
+      {
+        const int64_t from = (w * n + p) * d + k;
+        if (lse)
+          combineZero<true>(m, sum, zero, __ldcg(g.partM + from), __ldcg(g.partSum + from), __ldcg(g.partZero + from));
+        else
+          combineZero<false>(m, sum, zero, __ldcg(g.partM + from), __ldcg(g.partSum + from), __ldcg(g.partZero + from));
+      }
+    }
+  }
+  if (half == 0 && mine)
+  {
+    if (factored) // log sum_l E_kl exp(s_l - c) + m_k + c; -inf for a zero sum
+      m = sum > 0 ? g.rowMax[k] + shiftOf[q] : -INFINITY;
+    finishRow<R>(g, p, k, m, sum, zero);
+  }
+  if (Log && g.outMax)
+  {
+    // The pairs' maxima of out, a block's rows at a time: one atomic a pair
+    // and block.
+    __syncthreads();
+    if (half == 0)
+      mOther[o] = mine ? g.out[p * d + k] : -INFINITY;
+    __syncthreads();
+    if (t < kTilePairs && running[t])
+    {
+      double best = -INFINITY;
+      bool bad = false;
+      for (int row = 0; row < kTileRows; ++row)
+      {
+        const double x = mOther[row * kTilePairs + t];
+        bad = bad || isnan(x);
+        best = x > best ? x : best;
+      }
+      if (bad || best > -INFINITY)
+        atomicMax(g.outMax + p0 + t, bad ? ~0ull : orderedKey(best));
+    }
+  }
+}
+
+// The row maxima of X (-M / reg) and of its transpose, their ranges, and
+// whether every range allows the factored log-sum-exp.
+__global__ void rowRangeKernel(const double* X, const double* XT, int d, double* rowMax, double* rowMaxT,
+  unsigned long long* widest)
+{
+  __shared__ double hi[kWarps], lo[kWarps];
+  const int64_t k = blockIdx.x % d;
+  const double* row = (blockIdx.x < unsigned(d) ? X : XT) + k * d;
+  double top = -INFINITY, bottom = INFINITY;
+  bool nan = false;
+  for (int l = threadIdx.x; l < d; l += blockDim.x)
+  {
+    nan = nan || isnan(row[l]);
+    top = fmax(top, row[l]);
+    bottom = fmin(bottom, row[l]);
+  }
+  nan = __syncthreads_or(nan);
+  for (int w = 16; w > 0; w >>= 1)
+  {
+    top = fmax(top, __shfl_down_sync(0xffffffffu, top, w));
+    bottom = fmin(bottom, __shfl_down_sync(0xffffffffu, bottom, w));
+  }
+  if ((threadIdx.x & 31) == 0)
+  {
+    hi[threadIdx.x >> 5] = top;
+    lo[threadIdx.x >> 5] = bottom;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0)
+    return;
+  for (int w = 1; w < kWarps; ++w)
+  {
+    top = fmax(top, hi[w]);
+    bottom = fmin(bottom, lo[w]);
+  }
+  (blockIdx.x < unsigned(d) ? rowMax : rowMaxT)[k] = top;
+  const double range = top - bottom; // inf or NaN where the row is not finite
+  atomicMax(widest, nan || !(range == range) ? ~0ull : orderedKey(range));
+}
+
+__global__ void factorOkKernel(const unsigned long long* widest, int* ok)
+{
+  const double range = fromOrderedKey(*widest);
+  *ok = range <= kFactorRange ? 1 : 0; // NaN (no finite range): no
+}
+
+// E = exp(X - rowMax) and its transpose's.
+__global__ void factorKernel(const double* X, const double* XT, const double* rowMax, const double* rowMaxT, int d,
+  const int* ok, double* E, double* ET)
+{
+  if (!*ok)
+    return;
+  TOPOVOX_GRID_LOOP(k, int64_t(d) * d)
+  {
+    E[k] = exp(X[k] - rowMax[k / d]);
+    ET[k] = exp(XT[k] - rowMaxT[k / d]);
   }
 }
 
@@ -330,8 +625,13 @@ __global__ void errorKernel(const double* residual, const int* active, int d, do
 // The end of an iteration, per pair: a numerical error stops it (status 2),
 // a checked marginal below stopThr too (status 0); the iteration counter
 // advances and the count of running pairs is left for the host.
+// A pair with a numerical error gets back its previous scalings (Up, Vp;
+// null in the log domain, which flags none), here rather than in a kernel
+// of its own each iteration: errors are rare, a launch each iteration is
+// not. (A checked iteration's residual of such a pair is not used.)
 __global__ void stepKernel(int* active, int* bad, int* status, int* iterations, double* errors, const double* err,
-  int n, bool checked, double stopThr, int* counter, int* running)
+  int n, int d, bool checked, double stopThr, int advance, int* counter, int* running, double* U, double* V,
+  const double* Up, const double* Vp)
 {
   __shared__ int alive;
   if (threadIdx.x == 0)
@@ -345,6 +645,12 @@ __global__ void stepKernel(int* active, int* bad, int* status, int* iterations, 
       continue;
     if (bad[p])
     {
+      if (Up)
+        for (int64_t j = int64_t(p) * d; j < int64_t(p + 1) * d; ++j)
+        {
+          U[j] = Up[j];
+          V[j] = Vp[j];
+        }
       status[p] = 2;
       iterations[p] = ii + 1;
       active[p] = 0;
@@ -368,7 +674,7 @@ __global__ void stepKernel(int* active, int* bad, int* status, int* iterations, 
   __syncthreads();
   if (threadIdx.x == 0)
   {
-    *counter = ii + 1;
+    *counter = ii + advance;
     *running = alive;
   }
 }
@@ -435,18 +741,54 @@ cudaStream_t solverStream()
 // A row kernel over every row and running pair: one pair, a block per
 // row; several, a warp per row and pair of pairs (measured on an H200 at
 // d = 1024, 16 pairs: tiles of 2 pairs beat 4 and 8, which leave too few
-// warps to hide the latency of the row's reads and exps).
+// warps to hide the latency of the row's reads and exps); four or more in
+// the log domain, the tile kernel. (Measured at d = 1024, 1000 iterations:
+// in the log domain 4, 16 and 64 pairs took 51.7, 53.1 and 142.3 ms with
+// the tile kernel against 75, 182 and 597 with the warp kernel; the
+// scaling method's plain sums, 36.2, 40.0 and 108.1 against 20.0, 33.8 and
+// 95.0: its blocks wait on L2 more than the warps do.)
 constexpr int kPairTile = 2;
-template <Row R>
-void launchRows(const RowArgs& g, cudaStream_t s)
+// From how many pairs the tile kernel runs; TOPOVOX_SINKHORN_TILE_PAIRS
+// overrides it, and makes the scaling method use it too (for measuring the
+// kernels against each other, and for the tests).
+int tileMinPairs()
 {
-  if (g.n == 1)
-  {
+  static const int pairs = [] {
+    const char* v = std::getenv("TOPOVOX_SINKHORN_TILE_PAIRS");
+    return v && *v ? std::max(2, std::atoi(v)) : 4;
+  }();
+  return pairs;
+}
+
+// The tile kernel's grid for n pairs of d, or none (z = 0) where it does not
+// run. The columns are split so that about four blocks an SM run (256
+// threads each: four fit), each range whole chunks.
+dim3 tileGrid(int64_t n, int64_t d, bool logDomain)
+{
+  const int64_t rowTiles = (d + kTileRows - 1) / kTileRows, pairTiles = (n + kTilePairs - 1) / kTilePairs;
+  const bool forced = std::getenv("TOPOVOX_SINKHORN_TILE_PAIRS") != nullptr;
+  if (n < 2 || n < tileMinPairs() || (!logDomain && !forced) || pairTiles > 65535 ||
+    rowTiles > (int64_t(1) << 31) - 1)
+    return dim3(1, 1, 0);
+  const int64_t chunks = (d + kChunk - 1) / kChunk, tiles = rowTiles * pairTiles;
+  const int64_t wanted = std::min(chunks, std::max<int64_t>(1, (4 * cuda::multiprocessorCount() + tiles - 1) / tiles));
+  const int64_t per = (chunks + wanted - 1) / wanted;
+  return dim3(static_cast<unsigned>(rowTiles), static_cast<unsigned>(pairTiles),
+    static_cast<unsigned>(std::min<int64_t>(65535, (chunks + per - 1) / per)));
+}
+
+template <Row R>
+void launchRows(const RowArgs& g, const dim3& tiles, cudaStream_t s)
+{
+  if (tiles.z > 0)
+    rowTileKernel<R><<<tiles, kThreads, 0, s>>>(g);
+  else if (g.n == 1)
     rowBlockKernel<R><<<static_cast<unsigned>(g.d), kThreads, 0, s>>>(g);
-    return;
+  else
+  {
+    const int64_t warps = (g.n + kPairTile - 1) / kPairTile * int64_t(g.d);
+    rowWarpKernel<R, kPairTile><<<static_cast<unsigned>((warps + kWarps - 1) / kWarps), kThreads, 0, s>>>(g);
   }
-  const int64_t warps = (g.n + kPairTile - 1) / kPairTile * int64_t(g.d);
-  rowWarpKernel<R, kPairTile><<<static_cast<unsigned>((warps + kWarps - 1) / kWarps), kThreads, 0, s>>>(g);
 }
 
 // The device arrays of one solve, carved from one allocation (one
@@ -542,9 +884,13 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   const int d = static_cast<int>(d64), n = static_cast<int>(pairs);
   const size_t dd = size_t(d64 * d64), nd = size_t(pairs * d64), ns = static_cast<size_t>(pairs);
   // Memory: M, K and its transpose (or -M / reg and its transpose), seven
-  // pairs x d arrays, the plans when asked.
+  // pairs x d arrays, the plans when asked; for the tile kernel, its
+  // ranges' partial sums, and in the log domain E and its transpose.
+  const dim3 tiles = d64 <= (int64_t(1) << 30) / d64 ? tileGrid(pairs, d64, logDomain) : dim3(1, 1, 0);
+  const bool split = tiles.z > 1, factor = logDomain && tiles.z > 0;
   const double need = 8.0 * (3.0 * double(dd) + 7.0 * double(nd) +
-    (o.computePlans ? double(nd) * double(d) : 0.0));
+    (o.computePlans ? double(nd) * double(d) : 0.0) + (split ? 2.5 * tiles.z * double(nd) : 0.0) +
+    (factor ? 2.0 * double(dd) + 4.0 * double(ns) : 0.0));
   size_t freeBytes = 0, totalBytes = 0;
   check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
   if (d64 > (int64_t(1) << 30) / d64 || need > 0.9 * double(freeBytes))
@@ -573,7 +919,32 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
     slab.add(*x, ns);
   slab.add(dCounter, 1);
   slab.add(dRunning, 1);
+  // The tile kernel's partial sums and arrivals; the factored log domain.
+  double *dPartM = nullptr, *dPartSum = nullptr, *dE = nullptr, *dET = nullptr, *dRowMax = nullptr,
+         *dRowMaxT = nullptr;
+  int *dPartZero = nullptr, *dArrivals = nullptr, *dFactorOk = nullptr;
+  unsigned long long *dSlots = nullptr, *dWidest = nullptr;
+  const size_t tileCount = size_t(tiles.x) * tiles.y;
+  if (split)
+  {
+    slab.add(dPartM, size_t(tiles.z) * nd);
+    slab.add(dPartSum, size_t(tiles.z) * nd);
+    slab.add(dPartZero, size_t(tiles.z) * nd);
+    slab.add(dArrivals, tileCount);
+  }
+  if (factor)
+  {
+    slab.add(dE, dd);
+    slab.add(dET, dd);
+    slab.add(dRowMax, size_t(d));
+    slab.add(dRowMaxT, size_t(d));
+    slab.add(dFactorOk, 1);
+    slab.add(dWidest, 1);
+    slab.add(dSlots, 4 * ns);
+  }
   slab.allocate();
+  if (split)
+    check(cudaMemsetAsync(dArrivals, 0, tileCount * sizeof(int), s), "cudaMemset");
   check(cudaMemsetAsync(dBad, 0, ns * sizeof(int), s), "cudaMemset");
   check(cudaMemsetAsync(dCounter, 0, sizeof(int), s), "cudaMemset");
   check(cudaMemcpyAsync(dA, a.data(), nd * sizeof(double), cudaMemcpyHostToDevice, s), "cudaMemcpy");
@@ -597,6 +968,21 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
     scaledCostKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT);
     logKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dA, int64_t(nd), dLA);
     logKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dB, int64_t(nd), dLB);
+    if (factor)
+    {
+      check(cudaMemsetAsync(dWidest, 0, sizeof(unsigned long long), s), "cudaMemset");
+      rowRangeKernel<<<static_cast<unsigned>(2 * d), kThreads, 0, s>>>(dX, dXT, d, dRowMax, dRowMaxT, dWidest);
+      factorOkKernel<<<1, 1, 0, s>>>(dWidest, dFactorOk);
+      factorKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dX, dXT, dRowMax, dRowMaxT, d, dFactorOk, dE, dET);
+      // Slots of the pairs' maxima: the fourth holds the starting u's (0;
+      // the key of 0.0), the one the first update reads.
+      check(cudaMemsetAsync(dSlots, 0, 3 * ns * sizeof(unsigned long long), s), "cudaMemset");
+      const std::vector<unsigned long long> zeroKeys(ns, 1ull << 63);
+      check(cudaMemcpyAsync(dSlots + 3 * ns, zeroKeys.data(), ns * sizeof(unsigned long long),
+              cudaMemcpyHostToDevice, s),
+        "cudaMemcpy");
+      check(cudaStreamSynchronize(s), "Sinkhorn set-up"); // zeroKeys goes out of scope
+    }
   }
   else
     gibbsKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT);
@@ -606,27 +992,56 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
 
   // One iteration for every running pair; `checked`: the marginal too.
   auto rows = [&](const double* X, const double* x, const double* t, const double* mass, double* out,
-                double* prev) { return RowArgs{ X, x, t, mass, dActive, n, d, out, prev, dBad }; };
+                double* prev) {
+    RowArgs g{ X, x, t, mass, dActive, n, d, out, prev, dBad };
+    g.partM = dPartM;
+    g.partSum = dPartSum;
+    g.partZero = dPartZero;
+    g.arrivals = dArrivals;
+    return g;
+  };
+  // The factored log domain's updates, numbered: update h reads the maxima
+  // of slot (h + 3) % 4, writes slot h % 4 and resets slot (h + 1) % 4
+  // (written by update h - 3, read by h - 2: both done). A period has 20
+  // updates, so a replayed graph and the tail keep the order.
+  int updates = 0;
+  auto logUpdate = [&](const double* X, const double* E, const double* rowMax, const double* x,
+                     const double* mass, double* out) {
+    RowArgs g = rows(X, x, nullptr, mass, out, nullptr);
+    if (factor)
+    {
+      g.E = E;
+      g.rowMax = rowMax;
+      g.factorOk = dFactorOk;
+      g.sMax = dSlots + size_t((updates + 3) % 4) * ns;
+      g.outMax = dSlots + size_t(updates % 4) * ns;
+      g.resetMax = dSlots + size_t((updates + 1) % 4) * ns;
+    }
+    ++updates;
+    launchRows<Row::LogUpdate>(g, tiles, s);
+  };
   auto iteration = [&](bool checked) {
     if (logDomain)
     {
-      launchRows<Row::LogUpdate>(rows(dXT, dU, nullptr, dLB, dV, nullptr), s);
-      launchRows<Row::LogUpdate>(rows(dX, dV, nullptr, dLA, dU, nullptr), s);
+      logUpdate(dXT, dET, dRowMaxT, dU, dLB, dV);
+      logUpdate(dX, dE, dRowMax, dV, dLA, dU);
       if (checked)
-        launchRows<Row::LogResidual>(rows(dXT, dU, dV, dB, dR, nullptr), s);
+        launchRows<Row::LogResidual>(rows(dXT, dU, dV, dB, dR, nullptr), tiles, s);
     }
     else
     {
-      launchRows<Row::ScaleV>(rows(dXT, dU, nullptr, dB, dV, dVp), s);
-      launchRows<Row::ScaleU>(rows(dX, dV, nullptr, dA, dU, dUp), s);
-      restoreKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dU, dV, dUp, dVp, dActive, dBad, int64_t(nd), d);
+      launchRows<Row::ScaleV>(rows(dXT, dU, nullptr, dB, dV, dVp), tiles, s);
+      launchRows<Row::ScaleU>(rows(dX, dV, nullptr, dA, dU, dUp), tiles, s);
       if (checked)
-        launchRows<Row::ScaleResidual>(rows(dXT, dU, dV, dB, dR, nullptr), s);
+        launchRows<Row::ScaleResidual>(rows(dXT, dU, dV, dB, dR, nullptr), tiles, s);
     }
     if (checked)
       errorKernel<<<static_cast<unsigned>(n), kThreads, 0, s>>>(dR, dActive, d, dErr);
-    stepKernel<<<1, kThreads, 0, s>>>(dActive, dBad, dStatus, dIterations, dErrors, dErr, n,
-      checked, o.stopThr, dCounter, dRunning);
+    // The log domain flags no numerical errors: only a checked iteration
+    // can stop a pair, and it advances the counter over its period.
+    if (checked || !logDomain)
+      stepKernel<<<1, kThreads, 0, s>>>(dActive, dBad, dStatus, dIterations, dErrors, dErr, n, d, checked,
+        o.stopThr, logDomain ? kCheckPeriod : 1, dCounter, dRunning, dU, dV, dUp, dVp);
   };
   auto period = [&]() {
     for (int q = 0; q < kCheckPeriod; ++q)
