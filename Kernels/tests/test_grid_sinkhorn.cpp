@@ -180,6 +180,42 @@ int main(int argc, char** argv)
       }
   if (gpu)
   {
+    // The log domain's factored axes (GridSinkhornCUDA.cu: where the rows of
+    // -C / reg span at most 600, and from 2^24 terms an axis; the shapes
+    // above are direct): every axis of the longer shapes at reg 25, the
+    // size threshold lifted, and a source line all empty (its potentials
+    // -inf, its maximum too: the direct path on that line).
+    setenv("TOPOVOX_GRID_FACTOR_MIN_TERMS", "0", 1);
+    std::vector<std::vector<int64_t>> longer = { { 17, 18, 2 }, { 70, 3, 1 }, { 6, 5, 4 } };
+    if (!std::getenv("TOPOVOX_TEST_SMALL"))
+      longer.push_back({ 40, 30, 20 });
+    for (const auto& s : longer)
+    {
+      const int64_t dims[3] = { s[0], s[1], s[2] };
+      const size_t d = static_cast<size_t>(dims[0] * dims[1] * dims[2]);
+      std::vector<double> a(d), b(d);
+      double sa = 0, sb = 0;
+      for (size_t k = 0; k < d; ++k)
+      {
+        a[k] = k < static_cast<size_t>(dims[0]) && s[0] == 6 ? 0.0 : uniform(rng);
+        b[k] = uniform(rng);
+        sa += a[k];
+        sb += b[k];
+      }
+      for (size_t k = 0; k < d; ++k)
+      {
+        a[k] /= sa;
+        b[k] /= sb;
+      }
+      SinkhornOptions o;
+      o.method = SinkhornMethod::SinkhornLog;
+      o.reg = s[0] == 6 ? 1.0 : 25.0;
+      o.numItermax = 300;
+      o.computePlans = true;
+      compareDevices(a, b, dims, spacing, o, std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" +
+        std::to_string(s[2]) + " log, reg " + std::to_string(o.reg) + (s[0] == 6 ? ", first line empty" : ""));
+    }
+    unsetenv("TOPOVOX_GRID_FACTOR_MIN_TERMS");
     // A numerical error between checks: with a tiny reg the kernel is the
     // identity, the empty voxels' u becomes 0 at iteration 0 and K^T u = 0
     // at iteration 1; the device finds it at iteration 10's check and must
