@@ -86,19 +86,21 @@ int main(int argc, char** argv)
     shapes.push_back({ 40, 30, 20 }); // many thread blocks (left out under compute-sanitizer: too slow)
   const double spacing[3] = { 1.0, 0.5, 0.75 };
   for (const auto& s : shapes)
-    for (int zeros = 0; zeros < 2; ++zeros)
+    for (int zeros = 0; zeros < 3; ++zeros)
       for (SinkhornMethod method : { SinkhornMethod::Sinkhorn, SinkhornMethod::SinkhornLog })
       {
         const int64_t dims[3] = { s[0], s[1], s[2] };
         const int64_t d = dims[0] * dims[1] * dims[2];
+        if (zeros == 2 && d == dims[0])
+          continue; // the line is the whole grid
         std::vector<double> a(static_cast<size_t>(d)), b(a.size());
         double sa = 0, sb = 0;
         for (size_t k = 0; k < a.size(); ++k)
         {
           a[k] = uniform(rng);
           b[k] = uniform(rng);
-          if (zeros && k % 3 == 1)
-            a[k] = 0; // empty source voxels: -inf potentials, no displacement
+          if ((zeros == 1 && k % 3 == 1) || (zeros == 2 && k < static_cast<size_t>(dims[0])))
+            a[k] = 0; // empty source voxels: -inf potentials, no displacement; 2: a whole line along x
           sa += a[k];
           sb += b[k];
         }
@@ -115,7 +117,8 @@ int main(int argc, char** argv)
         o.computePlans = true;
         o.threads = gpu ? 0 : 2; // the CPU reference of the GPU run on all cores
         const std::string what = std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]) +
-          (method == SinkhornMethod::Sinkhorn ? " scaling" : " log") + (zeros ? " with empty voxels" : "");
+          (method == SinkhornMethod::Sinkhorn ? " scaling" : " log") +
+          (zeros == 1 ? " with empty voxels" : zeros == 2 ? " with an empty line" : "");
         if (gpu)
         {
           compareDevices(a, b, dims, spacing, o, what);

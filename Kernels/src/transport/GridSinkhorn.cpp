@@ -1,7 +1,8 @@
 // GridSinkhorn.cpp - convolutional Sinkhorn (GridSinkhorn.h): the kernel as
 // one small matrix per axis, applied along the lines of each axis on the CPU
 // threads, in the scaling domain (sums, eight lines at a time) or the log
-// domain (log-sum-exps, a line at a time).
+// domain (log-sum-exps: factored into the scaling method's sums where that
+// is exact, a line at a time by their definition elsewhere).
 #include "topovox/GridSinkhorn.h"
 
 #include "GridResultVoxel.h"
@@ -54,39 +55,150 @@ public:
         applyScalingAxis(*F[a], out, a, b, c, lines, stride);
         continue;
       }
-      parallelFor(lines, threads_, [&](int, int64_t l0, int64_t l1) {
+      if (factored_[a] && F[a] == kernel_[a])
+      {
+        applyFactoredAxis(*F[a], out, a, b, c, lines, stride);
+        continue;
+      }
+      parallelFor(lines, threadsFor(lines * n * n), [&](int, int64_t l0, int64_t l1) {
         std::vector<double> line(static_cast<size_t>(n)), term(static_cast<size_t>(n));
         for (int64_t l = l0; l < l1; ++l)
         {
           const int64_t first = (l % n_[b]) * stride[b] + (l / n_[b]) * stride[c];
           for (int64_t j = 0; j < n; ++j)
             line[static_cast<size_t>(j)] = out[static_cast<size_t>(first + j * stride[a])];
-          for (int64_t i = 0; i < n; ++i)
-          {
-            // The log domain: a log-sum-exp per output, its maximum first.
-            const double* row = F[a]->data() + i * n;
-            double m = kNegInf;
-            for (int64_t j = 0; j < n; ++j)
-            {
-              term[static_cast<size_t>(j)] = row[j] + line[static_cast<size_t>(j)];
-              m = std::max(m, term[static_cast<size_t>(j)]);
-            }
-            double r = kNegInf;
-            if (m != kNegInf)
-            {
-              double s = 0;
-              for (int64_t j = 0; j < n; ++j)
-                s += std::exp(term[static_cast<size_t>(j)] - m);
-              r = m + std::log(s);
-            }
-            out[static_cast<size_t>(first + i * stride[a])] = r;
-          }
+          directLine(*F[a], line, term, out, first, stride[a]);
         }
       });
     }
   }
 
+  // The log domain's kernel factors (-C / reg per axis), factored where
+  // that is exact: every row spanning at most kFactorRange (see
+  // applyFactoredAxis). apply() recognises them by address.
+  void factorKernel(const std::vector<double>* const (&kernel)[3])
+  {
+    for (int a = 0; a < 3 && log_; ++a)
+    {
+      const int64_t n = n_[a];
+      const std::vector<double>& F = *kernel[a];
+      std::vector<double> top(static_cast<size_t>(n)), E(F.size());
+      bool ok = n > 1;
+      for (int64_t i = 0; i < n && ok; ++i)
+      {
+        double hi = kNegInf, lo = std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < n; ++j)
+        {
+          const double x = F[static_cast<size_t>(i * n + j)];
+          ok = ok && std::isfinite(x);
+          hi = std::max(hi, x);
+          lo = std::min(lo, x);
+        }
+        ok = ok && hi - lo <= kFactorRange;
+        top[static_cast<size_t>(i)] = hi;
+        for (int64_t j = 0; j < n && ok; ++j)
+          E[static_cast<size_t>(i * n + j)] = std::exp(F[static_cast<size_t>(i * n + j)] - hi);
+      }
+      if (!ok)
+        continue;
+      kernel_[a] = kernel[a];
+      rowMax_[a] = std::move(top);
+      exps_[a] = std::move(E);
+      factored_[a] = true;
+    }
+  }
+
 private:
+  // One line's log-sum-exps by their definition: out_i = logsumexp_j
+  // (F_ij + line_j), the maximum first.
+  void directLine(const std::vector<double>& F, const std::vector<double>& line, std::vector<double>& term,
+    std::vector<double>& out, int64_t first, int64_t step) const
+  {
+    const int64_t n = static_cast<int64_t>(line.size());
+    for (int64_t i = 0; i < n; ++i)
+    {
+      const double* row = F.data() + i * n;
+      double m = kNegInf;
+      for (int64_t j = 0; j < n; ++j)
+      {
+        term[static_cast<size_t>(j)] = row[j] + line[static_cast<size_t>(j)];
+        m = std::max(m, term[static_cast<size_t>(j)]);
+      }
+      double r = kNegInf;
+      if (m != kNegInf)
+      {
+        double s = 0;
+        for (int64_t j = 0; j < n; ++j)
+          s += std::exp(term[static_cast<size_t>(j)] - m);
+        r = m + std::log(s);
+      }
+      out[static_cast<size_t>(first + i * step)] = r;
+    }
+  }
+
+  // The log domain's axis a as the scaling method's product (as the GPU's
+  // applyFactored, GridSinkhornCUDA.cu): with m_i the row maximum of F, c
+  // the line's maximum and E = exp(F - m),
+  //   logsumexp_j (F_ij + x_j) = m_i + c + log sum_j E_ij exp(x_j - c):
+  // an exp per voxel and a log per output instead of an exp per term.
+  // Exact while the largest term does not underflow: it is at least
+  // exp(-(m_i - min_j F_ij)) <= exp(-kFactorRange), and terms that do
+  // underflow are then below 1e-300 of it. A line whose maximum is not
+  // finite (all -inf, +inf) is summed by its definition.
+  void applyFactoredAxis(const std::vector<double>& F, std::vector<double>& out, int a, int b, int c, int64_t lines,
+    const int64_t stride[3]) const
+  {
+    const int64_t n = n_[a];
+    const int workers = threadsFor(lines * n * n);
+    auto firstOf = [&](int64_t l) { return (l % n_[b]) * stride[b] + (l / n_[b]) * stride[c]; };
+    std::vector<double> top(static_cast<size_t>(lines));
+    parallelFor(lines, workers, [&](int, int64_t l0, int64_t l1) {
+      for (int64_t l = l0; l < l1; ++l)
+      {
+        double m = kNegInf;
+        for (int64_t j = 0; j < n; ++j)
+          m = std::max(m, out[static_cast<size_t>(firstOf(l) + j * stride[a])]); // NaN left out
+        top[static_cast<size_t>(l)] = m;
+      }
+    });
+    std::vector<double> raw;
+    if (std::any_of(top.begin(), top.end(), [](double m) { return !std::isfinite(m); }))
+      raw = out; // those lines' own values, for their direct sums
+    parallelFor(lines, workers, [&](int, int64_t l0, int64_t l1) {
+      for (int64_t l = l0; l < l1; ++l)
+        if (std::isfinite(top[static_cast<size_t>(l)]))
+          for (int64_t j = 0; j < n; ++j)
+          {
+            double& x = out[static_cast<size_t>(firstOf(l) + j * stride[a])];
+            x = std::exp(x - top[static_cast<size_t>(l)]);
+          }
+    });
+    applyScalingAxis(exps_[a], out, a, b, c, lines, stride);
+    const std::vector<double>& rowMax = rowMax_[a];
+    parallelFor(lines, workers, [&](int, int64_t l0, int64_t l1) {
+      std::vector<double> line, term;
+      for (int64_t l = l0; l < l1; ++l)
+      {
+        const int64_t first = firstOf(l);
+        const double m = top[static_cast<size_t>(l)];
+        if (!std::isfinite(m))
+        {
+          line.resize(static_cast<size_t>(n));
+          term.resize(static_cast<size_t>(n));
+          for (int64_t j = 0; j < n; ++j)
+            line[static_cast<size_t>(j)] = raw[static_cast<size_t>(first + j * stride[a])];
+          directLine(F, line, term, out, first, stride[a]);
+          continue;
+        }
+        for (int64_t i = 0; i < n; ++i)
+        {
+          double& x = out[static_cast<size_t>(first + i * stride[a])];
+          x = x > 0 ? (rowMax[static_cast<size_t>(i)] + m) + std::log(x) : (x == 0 ? kNegInf : x); // x NaN: NaN
+        }
+      }
+    });
+  }
+
   // The scaling method along axis a, kLines lines at a time: each output is
   // still the sum over j in order (the same roundings as one line at a
   // time), but the kLines sums are independent, so they fill the floating
@@ -98,7 +210,7 @@ private:
   {
     constexpr int kLines = 8;
     const int64_t n = n_[a], groups = (lines + kLines - 1) / kLines;
-    parallelFor(groups, threads_, [&](int, int64_t g0, int64_t g1) {
+    parallelFor(groups, threadsFor(lines * n * n), [&](int, int64_t g0, int64_t g1) {
       std::vector<double> block(static_cast<size_t>(n * kLines));
       int64_t first[kLines];
       for (int64_t g = g0; g < g1; ++g)
@@ -129,9 +241,18 @@ private:
     });
   }
 
+  static constexpr double kFactorRange = 600.0;
+  // Threads for an axis pass of `work` terms: one below kSerialWork, where
+  // starting threads (parallelFor starts them per call) costs more than the
+  // pass; small grids run thousands of iterations of a dozen passes each.
+  static constexpr int64_t kSerialWork = int64_t(1) << 18;
+  int threadsFor(int64_t work) const { return work < kSerialWork ? 1 : threads_; }
   int64_t n_[3];
   int threads_;
   bool log_;
+  bool factored_[3] = { false, false, false };
+  const std::vector<double>* kernel_[3] = { nullptr, nullptr, nullptr };
+  std::vector<double> rowMax_[3], exps_[3];
 };
 
 // The CPU threads' backend of solveGrid (GridSinkhornSolver.h).
@@ -152,6 +273,8 @@ public:
     const size_t n = a.size();
     for (auto& buffer : buffers_)
       buffer.assign(n, 0.0);
+    const std::vector<double>* kernel[3] = { &factors_.kernel[0], &factors_.kernel[1], &factors_.kernel[2] };
+    op_.factorKernel(kernel);
     std::fill(buffers_[0].begin(), buffers_[0].end(), logDomain ? 0.0 : 1.0 / static_cast<double>(n));
     buffers_[1] = buffers_[0];
     if (logDomain)

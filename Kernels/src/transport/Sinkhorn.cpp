@@ -40,6 +40,42 @@ double logSumExp(const double* x, int64_t n, int64_t stride)
   return m + std::log(s);
 }
 
+// The factored log-sum-exp, shared with the GPU (SinkhornCUDA.cu) and the
+// grid solver: with m_k the row maximum of X (-M / reg) and c the maximum
+// of x,
+//   logsumexp_l (X_kl + x_l) = m_k + c + log sum_l E_kl exp(x_l - c),
+// E = exp(X - m) made once: an exp per column instead of one per term, and
+// the sums plain products. Exact as long as the largest term does not
+// underflow; it is at least exp(-(max_l X_kl - min_l X_kl)), so it is used
+// only where every row spans at most kFactorRange (terms that underflow are
+// then below 1e-300 of it). false (E left empty) where a row does not
+// qualify.
+constexpr double kFactorRange = 600.0;
+bool factorRows(const std::vector<double>& X, int64_t d, std::vector<double>& E, std::vector<double>& rowMax)
+{
+  rowMax.assign(static_cast<size_t>(d), 0.0);
+  for (int64_t k = 0; k < d; ++k)
+  {
+    double top = -std::numeric_limits<double>::infinity(), bottom = std::numeric_limits<double>::infinity();
+    for (int64_t l = 0; l < d; ++l)
+    {
+      const double x = X[static_cast<size_t>(k * d + l)];
+      if (!std::isfinite(x))
+        return false;
+      top = std::max(top, x);
+      bottom = std::min(bottom, x);
+    }
+    if (top - bottom > kFactorRange)
+      return false;
+    rowMax[static_cast<size_t>(k)] = top;
+  }
+  E.resize(X.size());
+  for (int64_t k = 0; k < d; ++k)
+    for (int64_t l = 0; l < d; ++l)
+      E[static_cast<size_t>(k * d + l)] = std::exp(X[static_cast<size_t>(k * d + l)] - rowMax[static_cast<size_t>(k)]);
+  return true;
+}
+
 struct PairResult
 {
   double cost = 0, error = 1;
@@ -181,10 +217,51 @@ PairResult logDomain(const double* a, const double* b, const std::vector<double>
       MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
   PairResult r;
   bool converged = false;
+  std::vector<double> E, ET, rowMax, rowMaxT, shifted(static_cast<size_t>(d)), lse(static_cast<size_t>(d));
+  const bool factored = factorRows(Mr, d, E, rowMax) && factorRows(MrT, d, ET, rowMaxT);
+  // lse_k = logsumexp_l (rows[k][l] + x_l) for every k, factored (exps, tops:
+  // E and m of rows); false where that is not exact (x's maximum not
+  // finite: an all-zero marginal's -inf potentials), lse then untouched.
+  auto factoredSums = [&](const std::vector<double>& exps, const std::vector<double>& tops,
+                        const std::vector<double>& x) {
+    double c = -std::numeric_limits<double>::infinity();
+    for (double value : x)
+      c = std::max(c, value); // NaN left out, as the direct maximum leaves it
+    if (!factored || !std::isfinite(c))
+      return false;
+    for (int64_t l = 0; l < d; ++l)
+      shifted[static_cast<size_t>(l)] = std::exp(x[static_cast<size_t>(l)] - c);
+    // One thread below 2^18 terms: starting threads would cost more.
+    parallelFor((d + kLanes - 1) / kLanes, d * d < (int64_t(1) << 18) ? 1 : threads, [&](int, int64_t g0, int64_t g1) {
+      for (int64_t k0 = g0 * kLanes; k0 < std::min(d, g1 * kLanes); k0 += kLanes)
+      {
+        // kLanes rows at a time: independent sums, each in order.
+        const int lanes = static_cast<int>(std::min<int64_t>(kLanes, d - k0));
+        double sum[kLanes] = {};
+        for (int64_t l = 0; l < d; ++l)
+        {
+          const double e = shifted[static_cast<size_t>(l)];
+          for (int q = 0; q < lanes; ++q)
+            sum[q] += exps[static_cast<size_t>((k0 + q) * d + l)] * e;
+        }
+        for (int q = 0; q < lanes; ++q)
+          lse[static_cast<size_t>(k0 + q)] = sum[q] > 0
+            ? (tops[static_cast<size_t>(k0 + q)] + c) + std::log(sum[q])
+            : (sum[q] == 0 ? -std::numeric_limits<double>::infinity() : sum[q]); // sum NaN: NaN
+      }
+    });
+    return true;
+  };
   // out_k = log(mass_k) - logsumexp_l (rows[k][l] + x_l), k in [0, d):
   // v from MrT and u, then u from Mr and v.
-  auto update = [&](const std::vector<double>& rows, const std::vector<double>& x, const double* mass,
-                  std::vector<double>& out) {
+  auto update = [&](const std::vector<double>& rows, const std::vector<double>& exps, const std::vector<double>& tops,
+                  const std::vector<double>& x, const double* mass, std::vector<double>& out) {
+    if (factoredSums(exps, tops, x))
+    {
+      for (int64_t k = 0; k < d; ++k)
+        out[static_cast<size_t>(k)] = std::log(mass[k]) - lse[static_cast<size_t>(k)];
+      return;
+    }
     parallelFor(d, threads, [&](int, int64_t k0, int64_t k1) {
       std::vector<double> terms(static_cast<size_t>(d));
       for (int64_t k = k0; k < k1; ++k)
@@ -197,20 +274,26 @@ PairResult logDomain(const double* a, const double* b, const std::vector<double>
   };
   for (int ii = 0; ii < o.numItermax; ++ii)
   {
-    update(MrT, u, b, v);
-    update(Mr, v, a, u);
+    update(MrT, ET, rowMaxT, u, b, v);
+    update(Mr, E, rowMax, v, a, u);
     r.iterations = ii + 1;
     if (ii % 10 == 0)
     {
-      parallelFor(d, threads, [&](int, int64_t j0, int64_t j1) {
-        for (int64_t j = j0; j < j1; ++j)
-        {
-          double s = 0;
-          for (int64_t i = 0; i < d; ++i)
-            s += std::exp(MrT[static_cast<size_t>(j * d + i)] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
-          tmp[static_cast<size_t>(j)] = s - b[j];
-        }
-      });
+      // The plan's column sums, sum_i exp(Mr_ij + u_i + v_j) = exp(lse_j +
+      // v_j) with lse from MrT and u, factored where it is exact.
+      if (factoredSums(ET, rowMaxT, u))
+        for (int64_t j = 0; j < d; ++j)
+          tmp[static_cast<size_t>(j)] = std::exp(lse[static_cast<size_t>(j)] + v[static_cast<size_t>(j)]) - b[j];
+      else
+        parallelFor(d, threads, [&](int, int64_t j0, int64_t j1) {
+          for (int64_t j = j0; j < j1; ++j)
+          {
+            double s = 0;
+            for (int64_t i = 0; i < d; ++i)
+              s += std::exp(MrT[static_cast<size_t>(j * d + i)] + u[static_cast<size_t>(i)] + v[static_cast<size_t>(j)]);
+            tmp[static_cast<size_t>(j)] = s - b[j];
+          }
+        });
       r.error = norm2(tmp);
       if (r.error < o.stopThr)
       {
