@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 
@@ -129,9 +131,21 @@ void columnSums(const std::vector<double>& K, const double* u, int64_t d, int64_
     out[q] = s[q];
 }
 
+// threads: for this pair's own loops over groups of kLanes outputs (each
+// output still one sum in order: the same results whatever the count; one
+// thread below 2^18 terms, where starting threads costs more).
 PairResult scaling(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
-  int64_t d, const SinkhornOptions& o, double* plan)
+  int64_t d, const SinkhornOptions& o, double* plan, int threads)
 {
+  const int64_t groups = (d + kLanes - 1) / kLanes;
+  const int workers = d * d < (int64_t(1) << 18) ? 1 : threads;
+  // body(first output) for every group of kLanes outputs.
+  auto byGroups = [&](const std::function<void(int64_t)>& body) {
+    parallelFor(groups, workers, [&](int, int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g)
+        body(g * kLanes);
+    });
+  };
   std::vector<double> u(static_cast<size_t>(d), 1.0 / d), v(u), uprev, vprev, ktu(static_cast<size_t>(d)),
     tmp(static_cast<size_t>(d));
   PairResult r;
@@ -140,8 +154,7 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
   {
     uprev = u;
     vprev = v;
-    for (int64_t j0 = 0; j0 < d; j0 += kLanes)
-    {
+    byGroups([&](int64_t j0) {
       double s[kLanes];
       columnSums(K, u.data(), d, j0, s);
       for (int64_t j = j0; j < std::min<int64_t>(d, j0 + kLanes); ++j)
@@ -149,10 +162,9 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
         ktu[static_cast<size_t>(j)] = s[j - j0];
         v[static_cast<size_t>(j)] = b[j] / s[j - j0];
       }
-    }
+    });
     bool bad = false;
-    for (int64_t i0 = 0; i0 < d; i0 += kLanes)
-    {
+    byGroups([&](int64_t i0) {
       // Rows i0.. together: s_i = sum_j ((1 / a_i) K[i][j]) v_j.
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, d - i0));
       double s[kLanes] = {}, inverse[kLanes] = {};
@@ -166,7 +178,7 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
       }
       for (int q = 0; q < lanes; ++q)
         u[static_cast<size_t>(i0 + q)] = 1.0 / s[q];
-    }
+    });
     for (int64_t k = 0; k < d; ++k)
       bad = bad || ktu[static_cast<size_t>(k)] == 0 || !std::isfinite(u[static_cast<size_t>(k)]) ||
         !std::isfinite(v[static_cast<size_t>(k)]);
@@ -181,13 +193,12 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
     }
     if (ii % 10 == 0)
     {
-      for (int64_t j0 = 0; j0 < d; j0 += kLanes)
-      {
+      byGroups([&](int64_t j0) {
         double s[kLanes];
         columnSums(K, u.data(), d, j0, s); // u_i K_ij = K_ij u_i: the same products
         for (int64_t j = j0; j < std::min<int64_t>(d, j0 + kLanes); ++j)
           tmp[static_cast<size_t>(j)] = s[j - j0] * v[static_cast<size_t>(j)] - b[j];
-      }
+      });
       r.error = norm2(tmp);
       if (r.error < o.stopThr)
       {
@@ -203,22 +214,37 @@ PairResult scaling(const double* a, const double* b, const std::vector<double>& 
 
 // threads: for this pair's own loops (each output still one thread's sum in
 // order: the same results whatever the count).
-PairResult logDomain(const double* a, const double* b, const std::vector<double>& M, int64_t d,
-  const SinkhornOptions& o, double* plan, int threads)
+// The log domain's matrices, the same for every pair: -M / reg and its
+// transpose, and their factored forms where they qualify (factorRows).
+struct LogMatrices
 {
-  std::vector<double> Mr(M.size()), MrT(M.size()), u(static_cast<size_t>(d), 0.0), v(u),
-    tmp(static_cast<size_t>(d));
-  for (size_t k = 0; k < M.size(); ++k)
-    Mr[k] = -M[k] / o.reg;
-  // Its transpose too: the column sums below then read memory in order
-  // (the same values in the same order: the same results).
-  for (int64_t i = 0; i < d; ++i)
-    for (int64_t j = 0; j < d; ++j)
-      MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
+  std::vector<double> Mr, MrT, E, ET, rowMax, rowMaxT;
+  bool factored = false;
+  LogMatrices(const std::vector<double>& M, int64_t d, double reg)
+    : Mr(M.size())
+    , MrT(M.size())
+  {
+    for (size_t k = 0; k < M.size(); ++k)
+      Mr[k] = -M[k] / reg;
+    // Its transpose too: the column sums below then read memory in order
+    // (the same values in the same order: the same results).
+    for (int64_t i = 0; i < d; ++i)
+      for (int64_t j = 0; j < d; ++j)
+        MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
+    factored = factorRows(Mr, d, E, rowMax) && factorRows(MrT, d, ET, rowMaxT);
+  }
+};
+
+PairResult logDomain(const double* a, const double* b, const std::vector<double>& M, const LogMatrices& L,
+  int64_t d, const SinkhornOptions& o, double* plan, int threads)
+{
+  const std::vector<double>&Mr = L.Mr, &MrT = L.MrT, &E = L.E, &ET = L.ET, &rowMax = L.rowMax,
+                            &rowMaxT = L.rowMaxT;
+  const bool factored = L.factored;
+  std::vector<double> u(static_cast<size_t>(d), 0.0), v(u), tmp(static_cast<size_t>(d));
   PairResult r;
   bool converged = false;
-  std::vector<double> E, ET, rowMax, rowMaxT, shifted(static_cast<size_t>(d)), lse(static_cast<size_t>(d));
-  const bool factored = factorRows(Mr, d, E, rowMax) && factorRows(MrT, d, ET, rowMaxT);
+  std::vector<double> shifted(static_cast<size_t>(d)), lse(static_cast<size_t>(d));
   // lse_k = logsumexp_l (rows[k][l] + x_l) for every k, factored (exps, tops:
   // E and m of rows); false where that is not exact (x's maximum not
   // finite: an all-zero marginal's -inf potentials), lse then untouched.
@@ -350,15 +376,18 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
   if (o.computePlans)
     out.plans.assign(static_cast<size_t>(pairs * d * d), 0.0);
   std::vector<double> K;
+  std::unique_ptr<LogMatrices> logMatrices;
   if (o.method == SinkhornMethod::Sinkhorn)
   {
     K.resize(M.size());
     for (size_t k = 0; k < M.size(); ++k)
       K[k] = std::exp(M[k] / (-o.reg));
   }
+  else
+    logMatrices.reset(new LogMatrices(M, d, o.reg));
   std::mutex lock;
-  // Pairs in parallel; fewer pairs than threads: the log domain's long rows
-  // (exp-bound, milliseconds each) share a pair's spare threads too.
+  // Pairs in parallel; fewer pairs than threads: a pair's own loops (its
+  // groups of rows and columns) share the spare threads too.
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
   const int perPair = d >= 256 ? static_cast<int>(std::max<int64_t>(1, threads / std::max<int64_t>(1, pairs))) : 1;
   parallelFor(pairs, threads, [&](int, int64_t p0, int64_t p1) {
@@ -366,8 +395,8 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
     {
       double* plan = o.computePlans ? out.plans.data() + p * d * d : nullptr;
       const PairResult r = o.method == SinkhornMethod::Sinkhorn
-        ? scaling(a.data() + p * d, b.data() + p * d, M, K, d, o, plan)
-        : logDomain(a.data() + p * d, b.data() + p * d, M, d, o, plan, perPair);
+        ? scaling(a.data() + p * d, b.data() + p * d, M, K, d, o, plan, perPair)
+        : logDomain(a.data() + p * d, b.data() + p * d, M, *logMatrices, d, o, plan, perPair);
       out.costs[static_cast<size_t>(p)] = r.cost;
       out.iterations[static_cast<size_t>(p)] = r.iterations;
       out.errors[static_cast<size_t>(p)] = r.error;
