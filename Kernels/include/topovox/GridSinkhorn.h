@@ -47,8 +47,10 @@ struct GridSinkhornResult
 // a, b: one value per voxel of a dims[0] x dims[1] x dims[2] grid, x
 // fastest; spacing: the voxel size per axis. Uses options.reg, method,
 // numItermax, stopThr, threads (CPU threads) and device (Auto: the GPU when
-// present; the same steps, the scaling method's u and v bit for bit, the
-// log domain within rounding: exp and log differ in the last bit). Throws
+// present; the same steps, within rounding: cuBLAS sums the scaling
+// method's products in its own order, and the log domain's log-sum-exps are
+// factored into such products where that is exact, as in Sinkhorn.h, on
+// the CPU always and on the GPU for axes of 2^24 terms or more). Throws
 // std::invalid_argument on bad sizes, negative or non-finite values.
 GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
   const double spacing[3], const SinkhornOptions& options);

@@ -1,9 +1,9 @@
 // Sinkhorn.h - entropic optimal transport between pairs of histograms that
 // share one cost matrix, with POT's (Python Optimal Transport) arguments,
 // defaults and iterations mirrored, on the CPU threads (pairs in parallel;
-// with fewer pairs than threads, the log domain's rows of a pair too: the
-// same results whatever the thread count) or the GPU (all pairs at once:
-// the same updates, sums in another order).
+// with fewer pairs than threads, the rows of a pair too: the same results
+// whatever the thread count) or the GPU (all pairs at once: the same
+// updates, sums in another order).
 //
 // For each pair (a, b) of histograms of dimension d (a: source, b: target;
 // nonnegative) and the d x d cost M, the plan P minimising <P, M> - reg H(P)
@@ -17,7 +17,13 @@
 // * method SinkhornLog (POT's sinkhorn_log): log-domain potentials from 0,
 //   v = log b - logsumexp_i(-M / reg + u), u = log a - logsumexp_j(-M / reg
 //   + v), the same stopping rule; a zero marginal entry gives -inf
-//   potentials and zero plan rows, never NaN.
+//   potentials and zero plan rows, never NaN. Where every row of -M / reg
+//   spans at most 600 (M's range over reg), both devices compute each
+//   log-sum-exp as m_k + c + log sum_l exp(-M_kl / reg - m_k) exp(x_l - c)
+//   (m_k the row's maximum, c the potentials'; the first factor made once):
+//   plain sums instead of an exp per term, exact since the largest term
+//   cannot underflow. Elsewhere, and for potentials that are not finite, by
+//   the definition.
 // The cost is <P, M> (POT's sinkhorn2).
 #pragma once
 
