@@ -142,7 +142,7 @@ private:
   //   logsumexp_j (F_ij + x_j) = m_i + c + log sum_j E_ij exp(x_j - c):
   // an exp per voxel and a log per output instead of an exp per term.
   // Exact while the largest term does not underflow: it is at least
-  // exp(-(m_i - min_j F_ij)) <= exp(-kFactorRange), and terms that do
+  // exp(-(m_i - min_j F_ij)) >= exp(-kFactorRange), and terms that do
   // underflow are then below 1e-300 of it. A line whose maximum is not
   // finite (all -inf, +inf) is summed by its definition.
   void applyFactoredAxis(const std::vector<double>& F, std::vector<double>& out, int a, int b, int c, int64_t lines,

@@ -1,0 +1,140 @@
+// SinkhornCPU.h - what the CPU's Sinkhorn solvers share (Sinkhorn.cpp
+// chooses among them): one pair at a time (SinkhornPair.cpp), several
+// pairs together (SinkhornBatch.cpp), and the sums, factored log-sum-exps
+// and results they have in common (SinkhornCPU.cpp).
+#pragma once
+
+#include "topovox/Sinkhorn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace topovox
+{
+namespace transport
+{
+// ||x||_2.
+double norm2(const std::vector<double>& x);
+
+// log(sum(exp(x))) over n values with a stride, -inf when all are -inf.
+double logSumExp(const double* x, int64_t n, int64_t stride);
+
+// The factored log-sum-exp, shared with the GPU (SinkhornCUDA.cu) and the
+// grid solver: with m_k the row maximum of X (-M / reg) and c the maximum
+// of x,
+//   logsumexp_l (X_kl + x_l) = m_k + c + log sum_l E_kl exp(x_l - c),
+// E = exp(X - m) made once: an exp per column instead of one per term, and
+// the sums plain products. Exact as long as the largest term does not
+// underflow; it is at least exp(-(max_l X_kl - min_l X_kl)), so it is used
+// only where every row spans at most kFactorRange (terms that underflow are
+// then below 1e-300 of it). false (E left empty) where a row does not
+// qualify.
+constexpr double kFactorRange = 600.0;
+bool factorRows(const std::vector<double>& X, int64_t d, std::vector<double>& E, std::vector<double>& rowMax);
+
+struct PairResult
+{
+  double cost = 0, error = 1;
+  int iterations = 0;
+  std::string warning;
+};
+
+// The plan entry by entry (entry(i, j)), its cost <P, M>, and the warning
+// when the iterations ran out.
+template <typename Entry>
+void finish(PairResult& r, bool converged, const SinkhornOptions& o, int64_t d, const std::vector<double>& M,
+  double* plan, Entry entry)
+{
+  if (!converged)
+    r.warning = "did not converge in " + std::to_string(o.numItermax) + " iterations (marginal error " +
+      std::to_string(r.error) + ")";
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j)
+    {
+      const size_t k = static_cast<size_t>(i * d + j);
+      const double p = entry(i, j);
+      r.cost += p * M[k];
+      if (plan)
+        plan[k] = p;
+    }
+}
+
+// Eight sums at a time, each over its index in order (the same roundings
+// as one at a time): independent sums fill the floating-point pipelines,
+// and K is read along its rows. kLanes outputs k0 .. k0 + kLanes - 1
+// (fewer at the end): out[q] = sum over t of term(t, k0 + q).
+constexpr int kLanes = 8;
+
+// K^T u (times nothing else): s_j = sum_i K[i][j] u[i], columns j0.. .
+void columnSums(const std::vector<double>& K, const double* u, int64_t d, int64_t j0, double out[kLanes]);
+
+// The log domain's matrices, the same for every pair: -M / reg and its
+// transpose, and their factored forms where they qualify (factorRows).
+struct LogMatrices
+{
+  std::vector<double> Mr, MrT, E, ET, rowMax, rowMaxT;
+  bool factored = false;
+  LogMatrices(const std::vector<double>& M, int64_t d, double reg)
+    : Mr(M.size())
+    , MrT(M.size())
+  {
+    for (size_t k = 0; k < M.size(); ++k)
+      Mr[k] = -M[k] / reg;
+    // Its transpose too: the column sums below then read memory in order
+    // (the same values in the same order: the same results).
+    for (int64_t i = 0; i < d; ++i)
+      for (int64_t j = 0; j < d; ++j)
+        MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
+    factored = factorRows(Mr, d, E, rowMax) && factorRows(MrT, d, ET, rowMaxT);
+  }
+};
+
+// X transposed (d x d, row-major).
+std::vector<double> transposed(const std::vector<double>& X, int64_t d);
+
+// lse_k = logsumexp_l (rows[k][l] + x_l), k in [0, d), by the definition
+// (its maximum first).
+void directLogSums(const std::vector<double>& rows, const double* x, int64_t d, int threads, double* lse);
+
+// The marginal check's residual by the definition: sum_i exp(MrT_ji + u_i +
+// v_j) - b_j.
+void directLogResidual(const std::vector<double>& MrT, const double* u, const double* v, const double* b, int64_t d,
+  int threads, double* out);
+
+// The factored log-sum-exp's end: lse from the sum of E_kl exp(x_l - c),
+// the row's maximum m_k and c; -inf for a zero sum, NaN for NaN.
+inline double factoredLse(double sum, double top, double c)
+{
+  return sum > 0 ? (top + c) + std::log(sum) : (sum == 0 ? -std::numeric_limits<double>::infinity() : sum);
+}
+
+// The maximum of x, NaN left out (as the direct maximum leaves it).
+inline double maximumOf(const double* x, int64_t d)
+{
+  double c = -std::numeric_limits<double>::infinity();
+  for (int64_t l = 0; l < d; ++l)
+    c = std::max(c, x[l]);
+  return c;
+}
+
+// One pair (a, b: its d values; plan: d x d, or null), the scaling method
+// and the log domain; threads: for the pair's own loops (the same results
+// whatever the count).
+PairResult scalingPair(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
+  int64_t d, const SinkhornOptions& o, double* plan, int threads);
+PairResult logDomainPair(const double* a, const double* b, const std::vector<double>& M, const LogMatrices& L,
+  int64_t d, const SinkhornOptions& o, double* plan, int threads);
+
+// n pairs together (a, b: n x d; plans: n x d x d, or null), each pair's
+// numbers bit for bit those of scalingPair / logDomainPair; the log domain
+// only with L.factored.
+void scalingBatch(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
+  int64_t d, int64_t n, const SinkhornOptions& o, double* plans, int threads, std::vector<PairResult>& results);
+void logDomainBatch(const double* a, const double* b, const std::vector<double>& M, const LogMatrices& L, int64_t d,
+  int64_t n, const SinkhornOptions& o, double* plans, int threads, std::vector<PairResult>& results);
+}
+}
