@@ -134,14 +134,25 @@ int vtkOptimalTransportFilter::RequestData(
                   << ") must be arrays of the same kind on the same grid.");
     return 0;
   }
-  const topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
+  topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
     this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, this->NumberOfThreads);
+  // Every tenth iteration: the share of MaximumIterations done (a solve
+  // that converges early jumps to the end), and the user's abort.
+  o.progress = [this](double f) {
+    this->UpdateProgress(0.05 + 0.9 * f);
+    return !this->CheckAbort();
+  };
   this->SetProgressText("Optimal transport");
   this->UpdateProgress(0.05);
   topovox::GridSinkhornResult r;
   try
   {
     r = topovox::sinkhornGrid(a.values, b.values, a.grid, a.spacing, o);
+  }
+  catch (const topovox::Aborted&)
+  {
+    vtkWarningMacro(<< "Optimal transport: aborted by the user.");
+    return 1;
   }
   catch (const std::exception& e)
   {

@@ -125,6 +125,13 @@ int vtkTemporalTransportFilter::RequestData(
         topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
           this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, this->NumberOfThreads);
         o.computeFields = false; // the table holds costs only
+        // Within a step: its share of the step's progress, and the user's
+        // abort every tenth iteration.
+        const double stepsDone = static_cast<double>(step), steps = static_cast<double>(s.loop.steps());
+        o.progress = [this, stepsDone, steps](double f) {
+          this->UpdateProgress((stepsDone + f) / steps);
+          return !this->CheckAbort();
+        };
         try
         {
           Row row{ s.loop.time(s.referenceStep), s.loop.time(step), static_cast<int>(s.referenceStep),
@@ -132,6 +139,10 @@ int vtkTemporalTransportFilter::RequestData(
           if (!row.result.warnings.empty())
             s.warnings += which + ": " + row.result.warnings + ". ";
           s.rows.push_back(std::move(row));
+        }
+        catch (const topovox::Aborted&)
+        {
+          s.error = "aborted by the user at time step " + std::to_string(step);
         }
         catch (const std::exception& e)
         {

@@ -16,6 +16,7 @@
 
 #include "KernelCheck.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -238,6 +239,40 @@ int main(int argc, char** argv)
       "the CPU stops at iteration 1's numerical error (" + cpu.warnings + ")");
     compareDevices(a, b, dims, unit, o, "numerical error between checks");
     return kernel_check::finish();
+  }
+  // Progress: every 10th iteration, the share of numItermax done, rising;
+  // false stops the solve with topovox::Aborted.
+  {
+    const int64_t dims[3] = { 6, 5, 1 };
+    const double unit[3] = { 1, 1, 1 };
+    std::vector<double> a(30, 1.0 / 30), b(30);
+    for (size_t k = 0; k < b.size(); ++k)
+      b[k] = (1.0 + static_cast<double>(k)) / 465.0;
+    SinkhornOptions o;
+    o.reg = 0.5;
+    o.numItermax = 45;
+    o.stopThr = 0; // all 45 iterations run: checks at 0, 10, .., 40
+    std::vector<double> seen;
+    o.progress = [&](double f) {
+      seen.push_back(f);
+      return true;
+    };
+    const GridSinkhornResult r = sinkhornGrid(a, b, dims, unit, o);
+    expect(r.iterations == 45 && seen.size() == 5 && seen.front() == 1.0 / 45 && seen.back() == 41.0 / 45 &&
+        std::is_sorted(seen.begin(), seen.end()),
+      "progress at every check, rising (" + std::to_string(seen.size()) + " calls)");
+    int calls = 0;
+    o.progress = [&](double) { return ++calls < 2; };
+    bool aborted = false;
+    try
+    {
+      sinkhornGrid(a, b, dims, unit, o);
+    }
+    catch (const Aborted&)
+    {
+      aborted = true;
+    }
+    expect(aborted && calls == 2, "progress returning false aborts the solve at that check");
   }
   // Bad input is refused with a reason.
   const int64_t dims[3] = { 2, 2, 1 };

@@ -50,8 +50,9 @@ struct GridSinkhornResult
 // present; the same steps, within rounding: cuBLAS sums the scaling
 // method's products in its own order, and the log domain's log-sum-exps are
 // factored into such products where that is exact, as in Sinkhorn.h, on
-// the CPU always and on the GPU for axes of 2^24 terms or more). Throws
-// std::invalid_argument on bad sizes, negative or non-finite values.
+// the CPU always and on the GPU for axes of 2^24 terms or more), and
+// progress (every 10th iteration; false: topovox::Aborted is thrown).
+// Throws std::invalid_argument on bad sizes, negative or non-finite values.
 GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
   const double spacing[3], const SinkhornOptions& options);
 

@@ -28,6 +28,7 @@
 #pragma once
 
 #include "topovox/Device.h"
+#include "topovox/Progress.h"
 
 #include <cstdint>
 #include <string>
@@ -58,6 +59,11 @@ struct SinkhornOptions
   // once, every iteration on the device; too little device memory falls
   // back to the CPU with a warning.
   Device device = Device::Auto;
+  // The grid solver (GridSinkhorn.h) only: called on the calling thread at
+  // every marginal check (every 10th iteration) with the fraction of
+  // numItermax done; false stops the iterations and the solver throws
+  // topovox::Aborted.
+  ProgressCallback progress;
 };
 
 struct SinkhornResult

@@ -111,6 +111,8 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
         converged = true;
         break;
       }
+      if (o.progress && !o.progress(static_cast<double>(ii + 1) / static_cast<double>(o.numItermax)))
+        throw Aborted{};
     }
   }
   if (!converged)
