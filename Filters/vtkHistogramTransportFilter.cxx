@@ -167,12 +167,23 @@ int vtkHistogramTransportFilter::RequestData(
     sa.insert(sa.end(), a.values[p.first].begin(), a.values[p.first].end());
     sb.insert(sb.end(), b.values[p.second].begin(), b.values[p.second].end());
   }
-  const topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
+  topovox::SinkhornOptions o = topovox_vtk::sinkhornOptions(
     this->Reg, this->Method, this->MaximumIterations, this->StopThreshold, 0 /* every core */);
+  o.progress = [this](double f) {
+    this->UpdateProgress(0.05 + 0.9 * f);
+    return !this->CheckAbort();
+  };
+  this->SetProgressText("Histogram transport");
+  this->UpdateProgress(0.05);
   topovox::SinkhornResult r;
   try
   {
     r = topovox::sinkhorn(sa, sb, M, static_cast<int64_t>(pairs.size()), d, o);
+  }
+  catch (const topovox::Aborted&)
+  {
+    vtkWarningMacro(<< "Histogram transport: aborted by the user.");
+    return 1;
   }
   catch (const std::exception& e)
   {
@@ -201,6 +212,7 @@ int vtkHistogramTransportFilter::RequestData(
   for (vtkAbstractArray* column : std::initializer_list<vtkAbstractArray*>{
          firstIndex, secondIndex, cost, wasserstein, iterations, error })
     output->AddColumn(column);
+  this->UpdateProgress(1.0);
   return 1;
 }
 

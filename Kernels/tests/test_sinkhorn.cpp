@@ -259,13 +259,58 @@ void batchEqualsAlone()
   }
 }
 
+// Progress and abort on the CPU: pairs in parallel report as pairs finish
+// (worker 0's), pairs together (d >= 256) at every check; false throws
+// topovox::Aborted.
+void progressAndAbort()
+{
+  std::mt19937_64 rng(31);
+  for (int64_t d : { 40, 300 })
+  {
+    std::vector<double> a, b, M;
+    randomProblem(rng, 6, d, a, b, M);
+    SinkhornOptions o;
+    o.reg = 0.2;
+    o.numItermax = 45;
+    o.stopThr = 0; // every pair runs all 45 iterations
+    o.device = Device::CPU;
+    o.threads = 2;
+    std::vector<double> seen;
+    o.progress = [&](double f) {
+      seen.push_back(f);
+      return true;
+    };
+    sinkhorn(a, b, M, 6, d, o);
+    const bool together = d >= 256;
+    expect(!seen.empty() && std::is_sorted(seen.begin(), seen.end()) && seen.back() <= 1.0 &&
+        (!together || (seen.size() == 5 && seen.back() == 41.0 / 45)),
+      "d " + std::to_string(d) + ": progress rises (" + std::to_string(seen.size()) + " calls, last " +
+        std::to_string(seen.empty() ? -1.0 : seen.back()) + ")");
+    int calls = 0;
+    o.progress = [&](double) { return ++calls < 2; };
+    bool aborted = false;
+    try
+    {
+      sinkhorn(a, b, M, 6, d, o);
+    }
+    catch (const Aborted&)
+    {
+      aborted = true;
+    }
+    expect(aborted && calls == 2, "d " + std::to_string(d) + ": progress returning false aborts the solve");
+  }
+}
+
 int main(int argc, char** argv)
 {
   bool gpu = false;
   if (!kernel_check::deviceFromArguments(argc, argv, gpu))
     return 77;
   if (!gpu)
+  {
     batchEqualsAlone();
+    progressAndAbort();
+  }
   stoppingCases(gpu);
   std::mt19937_64 rng(5);
   for (int64_t d : { 5, 33, 200 })

@@ -59,10 +59,12 @@ struct SinkhornOptions
   // once, every iteration on the device; too little device memory falls
   // back to the CPU with a warning.
   Device device = Device::Auto;
-  // The grid solver (GridSinkhorn.h) only: called on the calling thread at
-  // every marginal check (every 10th iteration) with the fraction of
-  // numItermax done; false stops the iterations and the solver throws
-  // topovox::Aborted.
+  // Called on the calling thread with the share of the work done; false
+  // stops the solve and it throws topovox::Aborted. The grid solver
+  // (GridSinkhorn.h) calls it at every marginal check (every 10th
+  // iteration: the share of numItermax); the CPU's dense solver as pairs
+  // finish, or at every check where pairs of d >= 256 run together. The
+  // dense GPU path does not call it (it runs all pairs in one solve).
   ProgressCallback progress;
 };
 

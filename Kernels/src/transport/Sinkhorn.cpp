@@ -11,6 +11,7 @@
 #include "SinkhornCPU.h"
 #include "SinkhornChecks.h"
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -92,10 +93,14 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
   }
   std::mutex lock;
   // Pairs in parallel; fewer pairs than threads: a pair's own loops (its
-  // groups of rows and columns) share the spare threads too.
+  // groups of rows and columns) share the spare threads too. Worker 0 runs
+  // on the calling thread: it reports progress (pairs done) and passes on
+  // an abort, which every worker sees before its next pair.
   const int perPair = d >= 256 ? static_cast<int>(std::max<int64_t>(1, threads / std::max<int64_t>(1, pairs))) : 1;
-  parallelFor(pairs, threads, [&](int, int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p)
+  std::atomic<int64_t> done{ 0 };
+  std::atomic<bool> aborted{ false };
+  parallelFor(pairs, threads, [&](int worker, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1 && !aborted; ++p)
     {
       double* plan = o.computePlans ? out.plans.data() + p * d * d : nullptr;
       const transport::PairResult r = o.method == SinkhornMethod::Sinkhorn
@@ -109,8 +114,13 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
         std::lock_guard<std::mutex> guard(lock);
         out.warnings += (out.warnings.empty() ? "" : "\n") + std::string("pair ") + std::to_string(p) + ": " + r.warning;
       }
+      const int64_t finished = ++done;
+      if (worker == 0 && o.progress && !o.progress(static_cast<double>(finished) / static_cast<double>(pairs)))
+        aborted = true;
     }
   });
+  if (aborted)
+    throw Aborted{};
   return out;
 }
 } // namespace topovox

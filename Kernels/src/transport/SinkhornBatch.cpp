@@ -180,6 +180,13 @@ struct BatchPairs
         stop(p, true);
     }
   }
+  // Progress at a check after iteration ii: the share of numItermax done
+  // (pairs that converge early make the rest quicker); an abort throws.
+  static void report(const SinkhornOptions& o, int ii)
+  {
+    if (o.progress && !o.progress(static_cast<double>(ii + 1) / static_cast<double>(o.numItermax)))
+      throw Aborted{};
+  }
   // Each pair's cost (and plan), the plan's entries entry(p, i, j).
   template <typename Entry>
   void finishAll(int threads, const SinkhornOptions& o, int64_t d, const std::vector<double>& M, double* plans,
@@ -284,6 +291,7 @@ void scalingBatch(const double* a, const double* b, const std::vector<double>& M
       });
     });
     batch.check(checked, tmp, d, o.stopThr);
+    batch.report(o, ii);
   }
   batch.finishAll(threads, o, d, M, plans, [&](int64_t p, int64_t i, int64_t j) {
     return u[static_cast<size_t>(p * d + i)] * K[static_cast<size_t>(i * d + j)] * v[static_cast<size_t>(p * d + j)];
@@ -383,6 +391,7 @@ void logDomainBatch(const double* a, const double* b, const std::vector<double>&
       continue;
     logSums(L.MrT, ETcolumns, L.rowMaxT, u, true);
     batch.check(active, tmp, d, o.stopThr);
+    batch.report(o, ii);
   }
   batch.finishAll(threads, o, d, M, plans, [&](int64_t p, int64_t i, int64_t j) {
     return std::exp(L.Mr[static_cast<size_t>(i * d + j)] + u[static_cast<size_t>(p * d + i)] +
