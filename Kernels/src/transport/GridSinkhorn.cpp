@@ -6,6 +6,7 @@
 #include "topovox/GridSinkhorn.h"
 
 #include "GridResultVoxel.h"
+#include "FactoredLogSumExp.h"
 #include "GridSinkhornSolver.h"
 #include "SinkhornChecks.h"
 
@@ -74,38 +75,16 @@ public:
   }
 
   // The log domain's kernel factors (-C / reg per axis), factored where
-  // that is exact: every row spanning at most kFactorRange (see
-  // applyFactoredAxis). apply() recognises them by address.
+  // that is exact (transport::factorRows; see applyFactoredAxis). apply()
+  // recognises them by address.
   void factorKernel(const std::vector<double>* const (&kernel)[3])
   {
     for (int a = 0; a < 3 && log_; ++a)
-    {
-      const int64_t n = n_[a];
-      const std::vector<double>& F = *kernel[a];
-      std::vector<double> top(static_cast<size_t>(n)), E(F.size());
-      bool ok = n > 1;
-      for (int64_t i = 0; i < n && ok; ++i)
+      if (n_[a] > 1 && transport::factorRows(*kernel[a], n_[a], exps_[a], rowMax_[a]))
       {
-        double hi = kNegInf, lo = std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < n; ++j)
-        {
-          const double x = F[static_cast<size_t>(i * n + j)];
-          ok = ok && std::isfinite(x);
-          hi = std::max(hi, x);
-          lo = std::min(lo, x);
-        }
-        ok = ok && hi - lo <= kFactorRange;
-        top[static_cast<size_t>(i)] = hi;
-        for (int64_t j = 0; j < n && ok; ++j)
-          E[static_cast<size_t>(i * n + j)] = std::exp(F[static_cast<size_t>(i * n + j)] - hi);
+        kernel_[a] = kernel[a];
+        factored_[a] = true;
       }
-      if (!ok)
-        continue;
-      kernel_[a] = kernel[a];
-      rowMax_[a] = std::move(top);
-      exps_[a] = std::move(E);
-      factored_[a] = true;
-    }
   }
 
 private:
@@ -137,42 +116,37 @@ private:
   }
 
   // The log domain's axis a as the scaling method's product (as the GPU's
-  // applyFactored, GridSinkhornCUDA.cu): with m_i the row maximum of F, c
-  // the line's maximum and E = exp(F - m),
+  // applyFactored, GridSinkhornCUDA.cu; FactoredLogSumExp.h): with m_i the
+  // row maximum of F, c the line's maximum and E = exp(F - m),
   //   logsumexp_j (F_ij + x_j) = m_i + c + log sum_j E_ij exp(x_j - c):
-  // an exp per voxel and a log per output instead of an exp per term.
-  // Exact while the largest term does not underflow: it is at least
-  // exp(-(m_i - min_j F_ij)) >= exp(-kFactorRange), and terms that do
-  // underflow are then below 1e-300 of it. A line whose maximum is not
-  // finite (all -inf, +inf) is summed by its definition.
+  // an exp per voxel and a log per output instead of an exp per term. A
+  // line whose maximum is not finite (all -inf, +inf) is summed by its
+  // definition.
   void applyFactoredAxis(const std::vector<double>& F, std::vector<double>& out, int a, int b, int c, int64_t lines,
     const int64_t stride[3]) const
   {
     const int64_t n = n_[a];
     const int workers = threadsFor(lines * n * n);
     auto firstOf = [&](int64_t l) { return (l % n_[b]) * stride[b] + (l / n_[b]) * stride[c]; };
+    // Each line's maximum, and its values turned into exp(x - c) where the
+    // maximum is finite (the other lines keep their own values).
     std::vector<double> top(static_cast<size_t>(lines));
     parallelFor(lines, workers, [&](int, int64_t l0, int64_t l1) {
       for (int64_t l = l0; l < l1; ++l)
       {
+        double* x = out.data() + firstOf(l);
         double m = kNegInf;
         for (int64_t j = 0; j < n; ++j)
-          m = std::max(m, out[static_cast<size_t>(firstOf(l) + j * stride[a])]); // NaN left out
+          m = std::max(m, x[j * stride[a]]); // NaN left out, as the direct maximum leaves it
         top[static_cast<size_t>(l)] = m;
+        if (std::isfinite(m))
+          for (int64_t j = 0; j < n; ++j)
+            x[j * stride[a]] = std::exp(x[j * stride[a]] - m);
       }
     });
     std::vector<double> raw;
     if (std::any_of(top.begin(), top.end(), [](double m) { return !std::isfinite(m); }))
-      raw = out; // those lines' own values, for their direct sums
-    parallelFor(lines, workers, [&](int, int64_t l0, int64_t l1) {
-      for (int64_t l = l0; l < l1; ++l)
-        if (std::isfinite(top[static_cast<size_t>(l)]))
-          for (int64_t j = 0; j < n; ++j)
-          {
-            double& x = out[static_cast<size_t>(firstOf(l) + j * stride[a])];
-            x = std::exp(x - top[static_cast<size_t>(l)]);
-          }
-    });
+      raw = out; // the lines left as they were, for their direct sums
     applyScalingAxis(exps_[a], out, a, b, c, lines, stride);
     const std::vector<double>& rowMax = rowMax_[a];
     parallelFor(lines, workers, [&](int, int64_t l0, int64_t l1) {
@@ -193,7 +167,7 @@ private:
         for (int64_t i = 0; i < n; ++i)
         {
           double& x = out[static_cast<size_t>(first + i * stride[a])];
-          x = x > 0 ? (rowMax[static_cast<size_t>(i)] + m) + std::log(x) : (x == 0 ? kNegInf : x); // x NaN: NaN
+          x = transport::factoredLse(x, rowMax[static_cast<size_t>(i)], m);
         }
       }
     });
@@ -241,7 +215,6 @@ private:
     });
   }
 
-  static constexpr double kFactorRange = 600.0;
   // Threads for an axis pass of `work` terms: one below kSerialWork, where
   // starting threads (parallelFor starts them per call) costs more than the
   // pass; small grids run thousands of iterations of a dozen passes each.

@@ -59,19 +59,23 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
   out.errors.assign(static_cast<size_t>(pairs), 0.0);
   if (o.computePlans)
     out.plans.assign(static_cast<size_t>(pairs * d * d), 0.0);
+  // Several pairs of d >= 256 run together: K (or the factored E) is then
+  // larger than the caches, and reading it once per tile of pairs instead
+  // of once per pair is most of the time saved.
+  const bool together = pairs >= 2 && d >= 256;
+  const bool scalingMethod = o.method == SinkhornMethod::Sinkhorn;
   std::vector<double> K;
   std::unique_ptr<transport::LogMatrices> logMatrices;
-  if (o.method == SinkhornMethod::Sinkhorn)
+  if (scalingMethod)
   {
     K.resize(M.size());
     for (size_t k = 0; k < M.size(); ++k)
       K[k] = std::exp(M[k] / (-o.reg));
   }
   else
-    logMatrices.reset(new transport::LogMatrices(M, d, o.reg));
+    logMatrices.reset(new transport::LogMatrices(M, d, o.reg, together));
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
-  const bool scalingMethod = o.method == SinkhornMethod::Sinkhorn;
-  if (pairs >= 2 && d >= 256 && (scalingMethod || logMatrices->factored))
+  if (together && (scalingMethod || logMatrices->factored))
   {
     // Pairs together, K (or E) read once per half-iteration for a tile.
     std::vector<transport::PairResult> results;

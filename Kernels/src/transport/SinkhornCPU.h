@@ -6,6 +6,8 @@
 
 #include "topovox/Sinkhorn.h"
 
+#include "FactoredLogSumExp.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,19 +24,6 @@ double norm2(const std::vector<double>& x);
 
 // log(sum(exp(x))) over n values with a stride, -inf when all are -inf.
 double logSumExp(const double* x, int64_t n, int64_t stride);
-
-// The factored log-sum-exp, shared with the GPU (SinkhornCUDA.cu) and the
-// grid solver: with m_k the row maximum of X (-M / reg) and c the maximum
-// of x,
-//   logsumexp_l (X_kl + x_l) = m_k + c + log sum_l E_kl exp(x_l - c),
-// E = exp(X - m) made once: an exp per column instead of one per term, and
-// the sums plain products. Exact as long as the largest term does not
-// underflow; it is at least exp(-(max_l X_kl - min_l X_kl)), so it is used
-// only where every row spans at most kFactorRange (terms that underflow are
-// then below 1e-300 of it). false (E left empty) where a row does not
-// qualify.
-constexpr double kFactorRange = 600.0;
-bool factorRows(const std::vector<double>& X, int64_t d, std::vector<double>& E, std::vector<double>& rowMax);
 
 struct PairResult
 {
@@ -72,15 +61,23 @@ constexpr int kLanes = 8;
 // K^T u (times nothing else): s_j = sum_i K[i][j] u[i], columns j0.. .
 void columnSums(const std::vector<double>& K, const double* u, int64_t d, int64_t j0, double out[kLanes]);
 
+// X transposed (d x d, row-major).
+std::vector<double> transposed(const std::vector<double>& X, int64_t d);
+
 // The log domain's matrices, the same for every pair: -M / reg and its
-// transpose, and their factored forms where they qualify (factorRows).
+// transpose, and their factored forms where they qualify (factorRows). E and
+// ET are row-major for one pair at a time (its sums read eight rows side by
+// side, bound by reading E), transposed (E[l * d + k] = E_kl) with
+// `columns`, for pairs together (a tile's sums read eight outputs of a row,
+// as K^T u reads K).
 struct LogMatrices
 {
   std::vector<double> Mr, MrT, E, ET, rowMax, rowMaxT;
-  bool factored = false;
-  LogMatrices(const std::vector<double>& M, int64_t d, double reg)
+  bool factored = false, columns = false;
+  LogMatrices(const std::vector<double>& M, int64_t d, double reg, bool columnsLayout)
     : Mr(M.size())
     , MrT(M.size())
+    , columns(columnsLayout)
   {
     for (size_t k = 0; k < M.size(); ++k)
       Mr[k] = -M[k] / reg;
@@ -90,11 +87,13 @@ struct LogMatrices
       for (int64_t j = 0; j < d; ++j)
         MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
     factored = factorRows(Mr, d, E, rowMax) && factorRows(MrT, d, ET, rowMaxT);
+    if (factored && columns)
+    {
+      E = transposed(E, d);
+      ET = transposed(ET, d);
+    }
   }
 };
-
-// X transposed (d x d, row-major).
-std::vector<double> transposed(const std::vector<double>& X, int64_t d);
 
 // lse_k = logsumexp_l (rows[k][l] + x_l), k in [0, d), by the definition
 // (its maximum first).
@@ -104,22 +103,6 @@ void directLogSums(const std::vector<double>& rows, const double* x, int64_t d, 
 // v_j) - b_j.
 void directLogResidual(const std::vector<double>& MrT, const double* u, const double* v, const double* b, int64_t d,
   int threads, double* out);
-
-// The factored log-sum-exp's end: lse from the sum of E_kl exp(x_l - c),
-// the row's maximum m_k and c; -inf for a zero sum, NaN for NaN.
-inline double factoredLse(double sum, double top, double c)
-{
-  return sum > 0 ? (top + c) + std::log(sum) : (sum == 0 ? -std::numeric_limits<double>::infinity() : sum);
-}
-
-// The maximum of x, NaN left out (as the direct maximum leaves it).
-inline double maximumOf(const double* x, int64_t d)
-{
-  double c = -std::numeric_limits<double>::infinity();
-  for (int64_t l = 0; l < d; ++l)
-    c = std::max(c, x[l]);
-  return c;
-}
 
 // One pair (a, b: its d values; plan: d x d, or null), the scaling method
 // and the log domain; threads: for the pair's own loops (the same results
@@ -131,7 +114,7 @@ PairResult logDomainPair(const double* a, const double* b, const std::vector<dou
 
 // n pairs together (a, b: n x d; plans: n x d x d, or null), each pair's
 // numbers bit for bit those of scalingPair / logDomainPair; the log domain
-// only with L.factored.
+// only with L.factored and L.columns.
 void scalingBatch(const double* a, const double* b, const std::vector<double>& M, const std::vector<double>& K,
   int64_t d, int64_t n, const SinkhornOptions& o, double* plans, int threads, std::vector<PairResult>& results);
 void logDomainBatch(const double* a, const double* b, const std::vector<double>& M, const LogMatrices& L, int64_t d,
