@@ -139,8 +139,8 @@ def main():
     print(f"CPU threads: {os.cpu_count()}")
     print("| input | operator | ours GPU resident ms | ours GPU end to end ms | ours CPU ms | cupyx on device ms | "
           "cupyx with transfers ms | scipy ms | resident vs cupyx (device) | end to end vs cupyx (transfers) | "
-          "CPU vs scipy |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "CPU vs scipy | resident bytes in+out per s, share of copy |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for text in args.shapes.split(";"):
         shape = tuple(int(v) for v in text.split(","))
         rng = np.random.default_rng(0)
@@ -149,6 +149,7 @@ def main():
         files = {"float32": os.path.join(work, "grey.raw"), "uint8": os.path.join(work, "binary.raw")}
         grey.tofile(files["float32"])
         big = grey.size > 50_000_000
+        copy = copy_bandwidth(grey.nbytes) if gpu else None
         for field in fields:
             binary = binary_field(field, shape, grey)
             binary.tofile(files["uint8"])
@@ -156,10 +157,32 @@ def main():
             for op in args.ops.split(","):
                 if field != "smooth" and op.startswith("grey"):
                     continue  # the fields are binary inputs; the grey rows are the smooth field's
-                run_op(args, gpu, op, shape, label, grey, binary, files, big)
+                run_op(args, gpu, op, shape, label, grey, binary, files, big, copy)
 
 
-def run_op(args, gpu, op, shape, label, grey, binary, files, big):
+def copy_bandwidth(nbytes):
+    """The device's copy bandwidth (bytes read + written per second) on a
+    buffer of `nbytes`, best of five: the yardstick of the local operators."""
+    a = cp.zeros(nbytes, cp.uint8)
+    b = cp.empty_like(a)
+    sync = cp.cuda.Device().synchronize
+    seconds = best_of(lambda: cp.copyto(b, a), 5, sync) / 1e3
+    del a, b
+    cp.get_default_memory_pool().free_all_blocks()
+    return 2 * nbytes / seconds
+
+
+def share_of_copy(op, host, ms, copy):
+    """A local operator's bytes in and out (one of each per voxel, of the
+    input's type) per second, and its share of the copy bandwidth."""
+    if ms is None or copy is None or not op.startswith(("grey", "binary")):
+        return "—"
+    itemsize = 4 if op.startswith("grey") else 1
+    rate = 2 * host.size * itemsize / (ms / 1e3)
+    return f"{rate / 1e12:.2f} TB/s, {100 * rate / copy:.0f}% of {copy / 1e12:.2f}"
+
+
+def run_op(args, gpu, op, shape, label, grey, binary, files, big, copy):
     """One row: ours and the peers on one operator and input."""
     dtype = "float32" if op.startswith("grey") else "uint8"
     host = grey if dtype == "float32" else binary.astype(bool)
@@ -182,7 +205,8 @@ def run_op(args, gpu, op, shape, label, grey, binary, files, big):
         cp.get_default_memory_pool().free_all_blocks()
     s = best_of(peer_call(ndi, op, host), 1) if host.size <= args.scipy_max and not args.no_cpu else None
     print(f"| {label} | {op} | {fmt(r)} | {fmt(g)} | {fmt(c)} | {fmt(cd)} | {fmt(ce)} | "
-          f"{fmt(s)} | {ratio(r, cd)} | {ratio(g, ce)} | {ratio(c, s)} |", flush=True)
+          f"{fmt(s)} | {ratio(r, cd)} | {ratio(g, ce)} | {ratio(c, s)} | {share_of_copy(op, host, r, copy)} |",
+          flush=True)
 
 
 if __name__ == "__main__":

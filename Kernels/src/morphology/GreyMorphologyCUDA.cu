@@ -1,6 +1,8 @@
-// GreyMorphologyCUDA.cu - the grey operators on the GPU, three kernels:
-//  * a flat box over a type double holds exactly (2D, 3D): separable minima
-//    marching along z (greyBoxKernel, below);
+// GreyMorphologyCUDA.cu - the grey operators on the GPU, four kernels:
+//  * a flat box of 3 x 3 (x 3) over a type double holds exactly (2D, 3D):
+//    registers and warp shuffles (GreyBox3Kernel.cuh);
+//  * other flat boxes over such a type (2D, 3D): separable minima marching
+//    along z through shared memory (greyBoxKernel, below);
 //  * any other element: a block computes a tile of outputs (x 32 by y 8 by
 //    z 8 in 3D, 32 by 64 in 2D, 2048 in 1D) from the input tile around it
 //    held in shared memory, read from global memory once per block with the
@@ -15,6 +17,7 @@
 // separable passes on the CPU (the kernels report seeing one).
 #include "topovox/MorphologyOnDevice.h"
 
+#include "GreyBox3Kernel.cuh"
 #include "MorphologyBackends.h"
 #include "SeparableMinMax.h"
 
@@ -464,6 +467,21 @@ bool launchBox(const GridView& image, const ElementOffsets& e, bool minimum, con
   return true;
 }
 
+// The 3 x 3 (x 3) box's kernel of registers (GreyBox3Kernel.cuh) where it
+// applies.
+template <typename T>
+bool launchBox3(const GridView& image, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out,
+  int* sawNaN)
+{
+  int lo[3], span[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    lo[a] = static_cast<int>(e.reach[a][0]);
+    span[a] = static_cast<int>(e.reach[a][1] - e.reach[a][0]);
+  }
+  return box3::launch<T>(image, lo, span, minimum, static_cast<int>(o.mode), static_cast<T>(o.cval), out, sawNaN);
+}
+
 // The fallback: one thread per voxel over global memory.
 template <typename T>
 __global__ void greyKernel(const T* __restrict__ data, GreyGrid g, ElementView e, bool minimum, T cv, T* out)
@@ -531,7 +549,8 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   PooledArray<int> flag(1, true);
   int* sawNaN = checkNaN ? flag.ptr : nullptr;
   if constexpr (exactInDouble<T>())
-    if (box && e.flat && launchBox<T>(image, e, minimum, o, out, sawNaN))
+    if (box && e.flat && (launchBox3<T>(image, e, minimum, o, out, sawNaN) ||
+                           launchBox<T>(image, e, minimum, o, out, sawNaN)))
     {
       int any = 0;
       check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
