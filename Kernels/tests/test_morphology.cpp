@@ -319,35 +319,64 @@ void checkDeviceApi(std::mt19937_64& rng)
 }
 #endif
 
-// The 3 x 3 (x 3) flat box, which the GPU filters with a kernel of its own
-// (GreyBox3Kernel.cuh): every origin and border mode, images whose sides
-// are not multiples of its 32 x 32 tiles nor of its planes per block, 2D,
-// one column wide, a strided view, float images of many +0 / -0 ties (the
-// first in raster order must survive), and bytes. The reference is the CPU
-// on one thread; on the CPU the float erosion is also the naive rule.
-void checkBox3(std::mt19937_64& rng, bool gpu)
+// The flat elements the GPU filters with a kernel of registers
+// (GreyRegisterKernel.cuh): the 3 x 3 x 3 box and the 3 x 3 square at every
+// origin, the ball of radius 2 and the disk of radius 2 at a few origins,
+// every border mode, on images whose sides are not multiples of the
+// kernel's 32 x 32 tiles nor of its planes per block, 2D, one column wide,
+// a strided view, float images of many ties of +0 (the kernel's own path)
+// and of +0 / -0 (the first in raster order must survive under the ball;
+// under the box a -0 takes scipy's passes, on the CPU), bytes, and a float
+// image with NaN (the ball's then take the direct rule, the box's scipy's
+// passes). The reference is the CPU on one thread; on the CPU the float
+// erosion is also the naive rule, where it is scipy's (not under a box with
+// a -0).
+StructuringElement ballElement(int radius, bool flat2D, const int64_t origin[3])
+{
+  StructuringElement s;
+  const int64_t side = 2 * radius + 1;
+  s.dims[0] = s.dims[1] = side;
+  s.dims[2] = flat2D ? 1 : side;
+  for (int64_t z = 0; z < s.dims[2]; ++z)
+    for (int64_t y = 0; y < side; ++y)
+      for (int64_t x = 0; x < side; ++x)
+      {
+        const int64_t dz = flat2D ? 0 : z - radius, dy = y - radius, dx = x - radius;
+        s.footprint.push_back(dx * dx + dy * dy + dz * dz <= radius * radius ? 1 : 0);
+      }
+  for (int a = 0; a < 3; ++a)
+    s.origin[a] = a == 2 && flat2D ? 0 : origin[a];
+  return s;
+}
+
+void checkRegisterShapes(std::mt19937_64& rng, bool gpu)
 {
   const int64_t shapes[][3] = { { 70, 45, 43 }, { 33, 65, 1 }, { 1, 40, 20 }, { 5, 3, 130 } };
   for (const auto& n : shapes)
   {
     const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
-    std::vector<float> f(count), strided(2 * count);
+    std::vector<float> f(count), positive(count), strided(2 * count), withNaN(count);
     std::vector<uint8_t> bytes(count);
     for (size_t k = 0; k < count; ++k)
     {
       const int r = static_cast<int>(rng() % 6);
       f[k] = r == 0 ? -0.0f : (r == 1 ? 0.0f : static_cast<float>(r - 3));
-      strided[2 * k] = f[k];
+      positive[k] = f[k] == 0.0f ? 0.0f : f[k];
+      strided[2 * k] = positive[k];
       strided[2 * k + 1] = 99.0f;
+      withNaN[k] = rng() % 50 == 0 ? std::numeric_limits<float>::quiet_NaN() : f[k];
       bytes[k] = static_cast<uint8_t>(rng() % 7);
     }
     const bool flat = n[2] == 1;
     const GridView gf = GridView::contiguous(f.data(), ScalarType::Float32, n[0], n[1], n[2]);
+    const GridView gp = GridView::contiguous(positive.data(), ScalarType::Float32, n[0], n[1], n[2]);
+    const GridView gn = GridView::contiguous(withNaN.data(), ScalarType::Float32, n[0], n[1], n[2]);
     const GridView gb = GridView::contiguous(bytes.data(), ScalarType::UInt8, n[0], n[1], n[2]);
     GridView gs = GridView::contiguous(strided.data(), ScalarType::Float32, n[0], n[1], n[2]);
     for (int a = 0; a < 3; ++a)
       gs.strides[a] *= 2;
     const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]);
+    std::vector<std::pair<std::string, StructuringElement>> elements;
     for (int origin = 0; origin < (flat ? 9 : 27); ++origin)
     {
       StructuringElement s;
@@ -357,6 +386,17 @@ void checkBox3(std::mt19937_64& rng, bool gpu)
       s.origin[1] = (origin / 3) % 3 - 1;
       s.origin[2] = flat ? 0 : origin / 9 - 1;
       s.footprint.assign(static_cast<size_t>(s.size()), 1);
+      elements.emplace_back("3x3 box", s);
+    }
+    for (int k = 0; k < 6; ++k)
+    {
+      int64_t origin[3] = { 0, 0, 0 };
+      if (k > 0)
+        for (auto& o : origin)
+          o = static_cast<int64_t>(rng() % 5) - 2;
+      elements.emplace_back("ball 2", ballElement(2, flat, origin));
+    }
+    for (const auto& [name, s] : elements)
       for (int mode = 0; mode < 5; ++mode)
       {
         GreyOptions a, b;
@@ -366,19 +406,30 @@ void checkBox3(std::mt19937_64& rng, bool gpu)
         a.threads = 1;
         b.device = gpu ? Device::GPU : Device::CPU;
         b.threads = 4;
-        const std::string what = shape + " 3x3 box origin " + std::to_string(s.origin[0]) + "," +
+        const std::string what = shape + " " + name + " origin " + std::to_string(s.origin[0]) + "," +
           std::to_string(s.origin[1]) + "," + std::to_string(s.origin[2]) + " mode " + std::to_string(mode);
-        const GreyImage want = greyErosion(gf, s, a);
-        expect(greyErosion(gf, s, b) == want, what + ": float erosion");
+        const GreyImage want = greyErosion(gp, s, a);
+        expect(greyErosion(gp, s, b) == want, what + ": float erosion");
         expect(greyErosion(gs, s, b) == want, what + ": strided float erosion");
+        expect(greyDilation(gp, s, b) == greyDilation(gp, s, a), what + ": float dilation");
+        const GreyImage signedZeros = greyErosion(gf, s, a);
+        expect(greyErosion(gf, s, b) == signedZeros, what + ": float erosion, -0 and +0");
+        expect(greyDilation(gf, s, b) == greyDilation(gf, s, a), what + ": float dilation, -0 and +0");
         if (!gpu)
-          expect(want == naiveGreyErosion(f, n, s, a.mode, static_cast<float>(a.cval)),
-            what + ": float erosion == the naive rule");
-        expect(greyDilation(gf, s, b) == greyDilation(gf, s, a), what + ": float dilation");
+        {
+          // Under the box a -0 border (mode 4 here) is scipy's passes' too.
+          const bool box = name == "3x3 box";
+          if (!box || mode != 4)
+            expect(want == naiveGreyErosion(positive, n, s, a.mode, static_cast<float>(a.cval)),
+              what + ": float erosion == the naive rule");
+          if (!box)
+            expect(signedZeros == naiveGreyErosion(f, n, s, a.mode, static_cast<float>(a.cval)),
+              what + ": float erosion, -0 and +0 == the naive rule");
+        }
         expect(greyErosion(gb, s, b) == greyErosion(gb, s, a), what + ": byte erosion");
         expect(greyDilation(gb, s, b) == greyDilation(gb, s, a), what + ": byte dilation");
+        expect(greyErosion(gn, s, b) == greyErosion(gn, s, a), what + ": float erosion with NaN");
       }
-    }
   }
 }
 } // namespace
@@ -505,7 +556,7 @@ int main(int argc, char** argv)
     }
   }
   checkWideRows(rng, gpu);
-  checkBox3(rng, gpu);
+  checkRegisterShapes(rng, gpu);
 #ifdef TOPOVOX_TEST_CUDA
   if (gpu)
     checkDeviceApi(rng);

@@ -7,10 +7,11 @@
 // box's minimum). Each pass compares strictly, in ascending order, and
 // keeps the first of equal values: the survivor is the first in (z, y, x)
 // order, which is raster order, the order of the direct minimum
-// (MorphologyVoxel.h), so the bits are the same, -0 against 0 included.
-// For types that double holds exactly and images without NaN (NaN under a
-// box takes scipy's own separable passes, SeparableMinMax.h); the GPU's box
-// kernel (GreyMorphologyCUDA.cu) follows the same order.
+// (MorphologyVoxel.h); the GPU's box kernels follow the same order. scipy's
+// passes keep another of equal values (the last along x, then y, then z),
+// which differs in its bits only where -0 and +0 tie: images with a -0 (or
+// NaN) under a box take scipy's own passes instead (needsSeparablePasses,
+// SeparableMinMax.h). For types that double holds exactly.
 #pragma once
 
 #include "ElementOffsets.h"

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,13 @@ inline void checkImage(const GridView& g, MemorySpace expected = MemorySpace::Ho
     throw std::invalid_argument(expected == MemorySpace::Host
         ? "morphology needs the image in host memory (MorphologyOnDevice.h takes GPU memory)"
         : "the device morphology API needs the image in GPU memory (Morphology.h takes host memory)");
+}
+
+// A constant border of -0 (see needsSeparablePasses: under a flat box it
+// ties with +0 and scipy's passes decide which survives).
+inline bool negativeZeroBorder(const GreyOptions& o)
+{
+  return o.mode == BorderMode::Constant && o.cval == 0 && std::signbit(o.cval);
 }
 
 inline int threadsOf(int t)

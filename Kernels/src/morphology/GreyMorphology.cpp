@@ -63,7 +63,10 @@ T borderVoxel(const T* data, const GridView& g, const ExtensionTables& t, const 
     T v = (q0 < 0 || q1 < 0 || q2 < 0) ? cv : data[q0 * g.strides[0] + q1 * g.strides[1] + q2 * g.strides[2]];
     if (k == 0)
     {
-      result = static_cast<double>(v) + (e.view.values ? e.values[0] : 0.0);
+      // A flat element adds nothing: adding 0.0 would turn a first -0 into +0.
+      result = static_cast<double>(v);
+      if (e.view.values)
+        result += e.values[0];
       continue;
     }
     if (e.view.values)
@@ -138,11 +141,12 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   const ElementOffsets offsets = morphology::greyOffsets(e);
   GreyImage out(static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type));
   const bool box = morphology::isSeparableBox(e);
-  // Whether a floating-point image has a NaN under a flat box: then
-  // scipy's separable passes, whose NaN behaviour the direct minimum does
-  // not share (SeparableMinMax.h), on the CPU whatever the device, so that
-  // every device gives scipy's answer. The GPU reports it (it looks while
-  // it loads); otherwise the CPU looks, in place.
+  // Whether a floating-point image has a NaN or a -0 under a flat box (or
+  // a -0 constant border): then scipy's separable passes, whose NaN rule and
+  // order among equal values the direct minimum does not share
+  // (needsSeparablePasses, SeparableMinMax.h), on the CPU whatever the
+  // device, so that every device gives scipy's bits. The GPU reports it (it
+  // looks while it loads); otherwise the CPU looks, in place.
   bool nanUnderBox = false;
 #ifdef TOPOVOX_WITH_CUDA
   if (resolveDevice(o.device, nullptr) == Device::GPU)
@@ -167,7 +171,10 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
       if constexpr (std::is_floating_point<T>::value)
       {
         if (!nanUnderBox)
-          forEachValue<T>(image, [&](int64_t, T v) { nanUnderBox = nanUnderBox || std::isnan(v); });
+          nanUnderBox = morphology::negativeZeroBorder(o);
+        if (!nanUnderBox)
+          forEachValue<T>(image,
+            [&](int64_t, T v) { nanUnderBox = nanUnderBox || morphology::needsSeparablePasses(v); });
         if (nanUnderBox)
         {
           std::vector<T> values = packedValues<T>(image);

@@ -1,6 +1,7 @@
 // GreyMorphologyCUDA.cu - the grey operators on the GPU, four kernels:
-//  * a flat box of 3 x 3 (x 3) over a type double holds exactly (2D, 3D):
-//    registers and warp shuffles (GreyBox3Kernel.cuh);
+//  * the 3 x 3 (x 3) box and the ball of radius 2, flat, over a type double
+//    holds exactly (2D, 3D): registers and warp shuffles
+//    (GreyRegisterKernel.cuh);
 //  * other flat boxes over such a type (2D, 3D): separable minima marching
 //    along z through shared memory (greyBoxKernel, below);
 //  * any other element: a block computes a tile of outputs (x 32 by y 8 by
@@ -17,7 +18,7 @@
 // separable passes on the CPU (the kernels report seeing one).
 #include "topovox/MorphologyOnDevice.h"
 
-#include "GreyBox3Kernel.cuh"
+#include "GreyRegisterKernel.cuh"
 #include "MorphologyBackends.h"
 #include "SeparableMinMax.h"
 
@@ -130,7 +131,7 @@ __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const in
           const int lx = threadIdx.x + c * kTileColumns;
           if (lx < hx)
           {
-            nan = nan || v[k][c] != v[k][c];
+            nan = nan || needsSeparablePasses(v[k][c]);
             tile[r * hx + lx] = v[k][c];
           }
         }
@@ -147,7 +148,7 @@ __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const in
     for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
     {
       const T v = tileSample(row, q1, q2, xInside ? lx : x0 + lx, xInside, g.dims, g.strides, g.mode, cv);
-      nan = nan || v != v;
+      nan = nan || needsSeparablePasses(v);
       tile[r * hx + lx] = v;
     }
   }
@@ -341,15 +342,14 @@ __device__ __forceinline__ void fetchPlane(const T* __restrict__ data, const Box
   }
 }
 
-// Span: the box's length - 1 along every axis when it is known at compile
-// time (the 3 x 3 x 3 box: 2; its loops then unrolled), -1 to read g.span.
-template <typename T, bool Minimum, int Span>
+// (The 3 x 3 x 3 box, which had its own unrolled instance here, takes the
+// register kernel.)
+template <typename T, bool Minimum>
 __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict__ data, BoxGrid g, T cv,
   T* __restrict__ out, int* sawNaN)
 {
   extern __shared__ __align__(16) unsigned char shared[];
-  const int sx = Span >= 0 ? Span : g.span[0], sy = Span >= 0 ? Span : g.span[1];
-  const int sz = Span >= 0 ? Span : g.span[2];
+  const int sx = g.span[0], sy = g.span[1], sz = g.span[2];
   const int hx = kTileColumns + sx, hy = kBoxRows + sy, length = sz + 1;
   T* plane = reinterpret_cast<T*>(shared);          // hy x hx
   T* alongX = plane + hx * hy;                      // hy x kTileColumns
@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
       for (int c = 0; c < kColumnsPerRow; ++c)
         if (x + c * kTileColumns < hx)
         {
-          nan = nan || next.v[k][c] != next.v[k][c];
+          nan = nan || needsSeparablePasses(next.v[k][c]);
           plane[ly * hx + x + c * kTileColumns] = next.v[k][c];
         }
     }
@@ -456,30 +456,13 @@ bool launchBox(const GridView& image, const ElementOffsets& e, bool minimum, con
     hy > kRowsInFlight * kTileRows)
     return false;
   const size_t bytes = sizeof(T) * (hx * hy + kTileColumns * hy + size_t(g.span[2] + 1) * kBoxRows * kTileColumns);
-  const bool cube3 = g.span[0] == 2 && g.span[1] == 2 && g.span[2] == 2;
-  auto kernel = cube3 ? (minimum ? greyBoxKernel<T, true, 2> : greyBoxKernel<T, false, 2>)
-                      : (minimum ? greyBoxKernel<T, true, -1> : greyBoxKernel<T, false, -1>);
+  auto kernel = minimum ? greyBoxKernel<T, true> : greyBoxKernel<T, false>;
   if (!allowShared(kernel, bytes))
     return false;
   kernel<<<blocks, dim3(kTileColumns, kTileRows), bytes>>>(static_cast<const T*>(image.data), g,
     static_cast<T>(o.cval), out, sawNaN);
   check(cudaGetLastError(), "grey morphology kernel");
   return true;
-}
-
-// The 3 x 3 (x 3) box's kernel of registers (GreyBox3Kernel.cuh) where it
-// applies.
-template <typename T>
-bool launchBox3(const GridView& image, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out,
-  int* sawNaN)
-{
-  int lo[3], span[3];
-  for (int a = 0; a < 3; ++a)
-  {
-    lo[a] = static_cast<int>(e.reach[a][0]);
-    span[a] = static_cast<int>(e.reach[a][1] - e.reach[a][0]);
-  }
-  return box3::launch<T>(image, lo, span, minimum, static_cast<int>(o.mode), static_cast<T>(o.cval), out, sawNaN);
 }
 
 // The fallback: one thread per voxel over global memory.
@@ -549,14 +532,27 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   PooledArray<int> flag(1, true);
   int* sawNaN = checkNaN ? flag.ptr : nullptr;
   if constexpr (exactInDouble<T>())
-    if (box && e.flat && (launchBox3<T>(image, e, minimum, o, out, sawNaN) ||
-                           launchBox<T>(image, e, minimum, o, out, sawNaN)))
+  {
+    // The register kernel folds a NaN as a box's separable passes would not
+    // and as the direct rule would not: a NaN under a box goes to the CPU
+    // (*nan), under any other element to the tile kernel below.
+    if (registers::launch<T>(image, e, minimum, static_cast<int>(o.mode), cv, out, flag.ptr))
+    {
+      int any = 0;
+      check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
+      *nan = any != 0 && checkNaN;
+      if (any == 0 || checkNaN)
+        return true;
+      check(cudaMemset(flag.ptr, 0, sizeof(int)), "grey morphology kernel");
+    }
+    else if (box && e.flat && launchBox<T>(image, e, minimum, o, out, sawNaN))
     {
       int any = 0;
       check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
       *nan = any != 0;
       return true;
     }
+  }
   const size_t offsetBytes = ((g.count * sizeof(int) + 15) / 16) * 16;
   const size_t bytes = offsetBytes + tileBytes;
   auto kernel = minimum ? greyTileKernel<T, true> : greyTileKernel<T, false>;
@@ -616,7 +612,7 @@ __global__ void nanKernel(const T* __restrict__ data, int64_t nx, int64_t ny, in
       for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < nx; x += int64_t(gridDim.x) * blockDim.x)
       {
         const T t = data[x * sx + y * sy + z * sz];
-        any = any || t != t;
+        any = any || needsSeparablePasses(t);
       }
   if (any)
     *found = 1;
@@ -638,8 +634,9 @@ unsigned gridFor(int64_t n)
   return cuda::blocksFor(n, kThreads, 1 << 20);
 }
 
-// Whether a floating-point image in GPU memory holds a NaN.
-bool hasNaNOnDevice(const GridView& image)
+// Whether a floating-point image in GPU memory holds a NaN or a -0
+// (needsSeparablePasses).
+bool needsSeparableOnDevice(const GridView& image)
 {
   if (!scalarTypeIsFloating(image.type))
     return false;
@@ -660,11 +657,14 @@ bool hasNaNOnDevice(const GridView& image)
 bool greyGPU(const GridView& image, const StructuringElement& prepared, const ElementOffsets& e, bool minimum,
   const GreyOptions& o, void* out, MemorySpace outMemory)
 {
-  const cuda::ImageOnDevice input(image);
   const bool box = isSeparableBox(prepared);
-  // A NaN under a flat box is the CPU's to filter: the tiled kernels watch
-  // for one as they load (no pass of its own), the per-voxel one does not.
+  // A NaN or a -0 under a flat box is the CPU's to filter (scipy's passes,
+  // needsSeparablePasses): the tiled kernels watch for one as they load (no
+  // pass of its own), the per-voxel one does not; a -0 border is known now.
   const bool checkNaN = box && scalarTypeIsFloating(image.type);
+  if (checkNaN && negativeZeroBorder(o))
+    return false;
+  const cuda::ImageOnDevice input(image);
   const size_t bytes = static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type);
   PooledArray<unsigned char> staged(outMemory == MemorySpace::Host ? bytes : 0);
   void* result = outMemory == MemorySpace::Host ? static_cast<void*>(staged.ptr) : out;
@@ -674,7 +674,7 @@ bool greyGPU(const GridView& image, const StructuringElement& prepared, const El
     T* typed = static_cast<T*>(result);
     if (launchTiled<T>(input.view, e, box, minimum, o, typed, checkNaN, &nan))
       return;
-    if (checkNaN && hasNaNOnDevice(input.view))
+    if (checkNaN && needsSeparableOnDevice(input.view))
       nan = true;
     else
       launchPerVoxel<T>(input.view, e, minimum, o, typed);
@@ -692,8 +692,8 @@ namespace
 using cuda::check;
 using cuda::PooledArray;
 
-// scipy's separable passes for a floating-point image with NaN under a flat
-// box (SeparableMinMax.h), which run on the CPU: the image there and back.
+// scipy's separable passes for a floating-point image with NaN or -0 under
+// a flat box (SeparableMinMax.h), which run on the CPU: the image there and back.
 void separableOnHost(const GridView& image, const StructuringElement& e, bool minimum, const GreyOptions& o, void* out)
 {
   dispatchScalarType(image.type, [&](auto tag) {

@@ -8,6 +8,8 @@
 #include "../euler/EulerCells.h" // TV_HD
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace topovox
 {
@@ -28,6 +30,31 @@ struct GreyGrid
   int64_t dims[3], strides[3];
   int mode; // BorderMode
 };
+
+// Whether a value under a flat box makes scipy's separable passes
+// (SeparableMinMax.h) the only way to its bits: a NaN (the passes' NaN rule
+// is not the direct minimum's) or a -0 (among equal values the passes keep
+// the last along x, then y, then z, the direct rule the first in raster
+// order: -0 and +0 tie, their bits differ). Integers never do.
+template <typename T>
+TV_HD bool needsSeparablePasses(T v)
+{
+  // -0 as its bits: one integer compare (the kernels test every value).
+  if constexpr (std::is_same<T, float>::value)
+  {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return v != v || bits == 0x80000000u;
+  }
+  else if constexpr (std::is_same<T, double>::value)
+  {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return v != v || bits == 0x8000000000000000ull;
+  }
+  else
+    return false;
+}
 
 // Where index i reads from, or -1 for the constant (modes of BorderMode:
 // 0 reflect, 1 mirror, 2 nearest, 3 wrap, 4 constant).
