@@ -15,6 +15,14 @@
 // * Elements are visited in raster order (x fastest): a grey minimum or
 //   maximum keeps the first of equal values and, as scipy, never takes a
 //   NaN that is not first (comparisons with NaN are false).
+// * A flat box (a `size`, or a footprint of all ones) is filtered as scipy
+//   filters it, one 1D pass per axis: with NaN, scipy's passes give
+//   another answer than the minimum over the box, and among equal values
+//   they keep the last along x, then y, then z (only -0 against +0 tells
+//   the two rules apart). Floating-point images with a NaN or a -0 under a
+//   box (or a -0 constant border) therefore take scipy's passes, on the CPU
+//   whatever the device; the others the faster direct minimum, whose bits
+//   are the same.
 // * Grey operators: border modes reflect (d c b a | a b c d), mirror
 //   (d c b | a b c d), nearest, wrap and constant (cval); the result has the
 //   input's type. A non-flat element (`values`) subtracts (erosion) or adds
