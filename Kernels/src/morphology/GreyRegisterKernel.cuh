@@ -127,8 +127,8 @@ __device__ __forceinline__ T better(T earlier, T later)
 }
 
 template <typename T, bool Minimum, class S>
-__global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM) registerKernel(const T* __restrict__ data, Grid g, T cv,
-  T* __restrict__ out, int* sawNaN)
+__global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
+  registerKernel(const T* __restrict__ data, Grid g, T cv, T* __restrict__ out, int* sawNaN)
 {
   constexpr int RX = S::rx, RY = S::ry, RZ = S::rz;
   constexpr int kInputRows = PlaneSamples<T, S>::rows, kRowsPerThread = S::rowsPerThread;
