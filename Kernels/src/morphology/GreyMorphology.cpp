@@ -147,7 +147,7 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   // (needsSeparablePasses, SeparableMinMax.h), on the CPU whatever the
   // device, so that every device gives scipy's bits. The GPU reports it (it
   // looks while it loads); otherwise the CPU looks, in place.
-  bool nanUnderBox = false;
+  bool specialUnderBox = false;
 #ifdef TOPOVOX_WITH_CUDA
   if (resolveDevice(o.device, nullptr) == Device::GPU)
   {
@@ -155,7 +155,7 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
     {
       if (morphology::greyGPU(image, e, offsets, minimum, o, out.data(), MemorySpace::Host))
         return out;
-      nanUnderBox = true;
+      specialUnderBox = true;
     }
     catch (const std::runtime_error&)
     {
@@ -170,12 +170,12 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
       using T = typename decltype(tag)::type;
       if constexpr (std::is_floating_point<T>::value)
       {
-        if (!nanUnderBox)
-          nanUnderBox = morphology::negativeZeroBorder(o);
-        if (!nanUnderBox)
+        if (!specialUnderBox)
+          specialUnderBox = morphology::negativeZeroBorder(o);
+        if (!specialUnderBox)
           forEachValue<T>(image,
-            [&](int64_t, T v) { nanUnderBox = nanUnderBox || morphology::needsSeparablePasses(v); });
-        if (nanUnderBox)
+            [&](int64_t, T v) { specialUnderBox = specialUnderBox || morphology::needsSeparablePasses(v); });
+        if (specialUnderBox)
         {
           std::vector<T> values = packedValues<T>(image);
           morphology::separableMinOrMax(values, image.dims, e, minimum, o);

@@ -87,11 +87,13 @@ constexpr int kRowsInFlight = 4, kColumnsPerRow = 2;
 // The input tile around the block's outputs, the border mode applied as it
 // is read: per row for y and z, per sample for x only in blocks whose tile
 // crosses the image's x border (the others read their rows straight).
-// Returns whether this thread read a NaN.
+// Returns whether this thread read a special value: one only scipy's
+// separable passes get right under a box (a NaN or a -0,
+// needsSeparablePasses); the caller looks at it only for boxes.
 template <typename T>
 __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const int64_t base[3], T cv, T* tile)
 {
-  bool nan = false;
+  bool special = false;
   const int hx = g.halo[0], hy = g.halo[1];
   const int64_t x0 = base[0] + g.lo[0];
   const bool xInside = x0 >= 0 && x0 + hx <= g.dims[0] && g.strides[0] == 1;
@@ -131,13 +133,13 @@ __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const in
           const int lx = threadIdx.x + c * kTileColumns;
           if (lx < hx)
           {
-            nan = nan || needsSeparablePasses(v[k][c]);
+            special = special || needsSeparablePasses(v[k][c]);
             tile[r * hx + lx] = v[k][c];
           }
         }
       }
     }
-    return nan;
+    return special;
   }
   for (int r = threadIdx.y; r < rows; r += kTileRows)
   {
@@ -148,11 +150,11 @@ __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const in
     for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
     {
       const T v = tileSample(row, q1, q2, xInside ? lx : x0 + lx, xInside, g.dims, g.strides, g.mode, cv);
-      nan = nan || needsSeparablePasses(v);
+      special = special || needsSeparablePasses(v);
       tile[r * hx + lx] = v;
     }
   }
-  return nan;
+  return special;
 }
 
 // Where this thread's first output lies: in the tile (returned) and in the
@@ -184,7 +186,7 @@ __device__ __forceinline__ bool inImage(const TileGrid& g, const int64_t first[3
 // file's comment), term for term.
 template <typename T, bool Minimum>
 __global__ void __launch_bounds__(kThreads, 3) greyTileKernel(const T* __restrict__ data, TileGrid g,
-  const int* __restrict__ offsets, const double* __restrict__ values, T cv, T* __restrict__ out, int* sawNaN)
+  const int* __restrict__ offsets, const double* __restrict__ values, T cv, T* __restrict__ out, int* sawSpecial)
 {
   extern __shared__ __align__(16) unsigned char shared[];
   int* tileOffsets = reinterpret_cast<int*>(shared);
@@ -194,9 +196,9 @@ __global__ void __launch_bounds__(kThreads, 3) greyTileKernel(const T* __restric
     tileOffsets[k] = offsets[k];
   const int64_t base[3] = { int64_t(blockIdx.x) * g.tile[0], int64_t(blockIdx.y) * g.tile[1],
     int64_t(blockIdx.z) * g.tile[2] };
-  const bool nan = loadTile(data, g, base, cv, tile);
-  if (__syncthreads_or(nan) && sawNaN && tid == 0)
-    *sawNaN = 1;
+  const bool special = loadTile(data, g, base, cv, tile);
+  if (__syncthreads_or(special) && sawSpecial && tid == 0)
+    *sawSpecial = 1;
   int64_t first[3];
   const T* at = tile + firstOutput(g, base, first);
   const int64_t o0 = first[0] + g.dims[0] * (first[1] + g.dims[1] * first[2]);
@@ -346,7 +348,7 @@ __device__ __forceinline__ void fetchPlane(const T* __restrict__ data, const Box
 // register kernel.)
 template <typename T, bool Minimum>
 __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict__ data, BoxGrid g, T cv,
-  T* __restrict__ out, int* sawNaN)
+  T* __restrict__ out, int* sawSpecial)
 {
   extern __shared__ __align__(16) unsigned char shared[];
   const int sx = g.span[0], sy = g.span[1], sz = g.span[2];
@@ -361,7 +363,7 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
   const bool xInside = xs >= 0 && xs + hx <= g.dims[0] && g.strides[0] == 1;
   const int x = threadIdx.x;
   auto better = [](T t, T best) { return Minimum ? (t < best) : (t > best); };
-  bool nan = false;
+  bool special = false;
   int slot = 0; // the ring entry the next plane fills
   const ThreadRows rows = threadRows(g, ys, hy);
   PlaneSamples<T> next;
@@ -378,7 +380,7 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
       for (int c = 0; c < kColumnsPerRow; ++c)
         if (x + c * kTileColumns < hx)
         {
-          nan = nan || needsSeparablePasses(next.v[k][c]);
+          special = special || needsSeparablePasses(next.v[k][c]);
           plane[ly * hx + x + c * kTileColumns] = next.v[k][c];
         }
     }
@@ -427,15 +429,15 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
         out[x0 + x + g.dims[0] * (y0 + y + g.dims[1] * z)] = best;
     }
   }
-  if (__syncthreads_or(nan) && sawNaN && threadIdx.x == 0 && threadIdx.y == 0)
-    *sawNaN = 1;
+  if (__syncthreads_or(special) && sawSpecial && threadIdx.x == 0 && threadIdx.y == 0)
+    *sawSpecial = 1;
 }
 
 // Launches the box kernel for a 2D or 3D image; false when its shared
 // memory does not fit or the grid is too tall.
 template <typename T>
 bool launchBox(const GridView& image, const ElementOffsets& e, bool minimum, const GreyOptions& o, T* out,
-  int* sawNaN)
+  int* sawSpecial)
 {
   BoxGrid g{};
   for (int a = 0; a < 3; ++a)
@@ -460,7 +462,7 @@ bool launchBox(const GridView& image, const ElementOffsets& e, bool minimum, con
   if (!allowShared(kernel, bytes))
     return false;
   kernel<<<blocks, dim3(kTileColumns, kTileRows), bytes>>>(static_cast<const T*>(image.data), g,
-    static_cast<T>(o.cval), out, sawNaN);
+    static_cast<T>(o.cval), out, sawSpecial);
   check(cudaGetLastError(), "grey morphology kernel");
   return true;
 }
@@ -495,13 +497,14 @@ void chooseTile(const int64_t dims[3], TileGrid& g)
 }
 
 
-// The tiled kernels (the box's separable one where it applies). Returns
-// false, having launched nothing, when the tile does not fit; sets *nan
-// when `checkNaN` and the image holds a NaN (the output is then to be
-// discarded by the caller).
+// The tiled kernels (the register kernel or the box's separable one where
+// they apply). Returns false, having launched nothing, when the tile does
+// not fit; sets *special when `watchSpecial` (a floating-point image under
+// a box) and the image holds a special value (a NaN or a -0: the output is
+// then to be discarded by the caller, for scipy's passes).
 template <typename T>
 bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool minimum, const GreyOptions& o,
-  T* out, bool checkNaN, bool* nan)
+  T* out, bool watchSpecial, bool* special)
 {
   TileGrid g{};
   chooseTile(image.dims, g);
@@ -530,26 +533,28 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   const T cv = static_cast<T>(o.cval);
   const dim3 threads(kTileColumns, kTileRows);
   PooledArray<int> flag(1, true);
-  int* sawNaN = checkNaN ? flag.ptr : nullptr;
+  int* sawSpecial = watchSpecial ? flag.ptr : nullptr;
+  auto raised = [&] {
+    int any = 0;
+    check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
+    return any != 0;
+  };
   if constexpr (exactInDouble<T>())
   {
-    // The register kernel folds a NaN as a box's separable passes would not
-    // and as the direct rule would not: a NaN under a box goes to the CPU
-    // (*nan), under any other element to the tile kernel below.
+    // The register kernel always reports: under a box a special value, as
+    // the others; under the ball a NaN, which it folds as the direct rule
+    // would not, so the tile kernel below filters the image again.
     if (registers::launch<T>(image, e, minimum, static_cast<int>(o.mode), cv, out, flag.ptr))
     {
-      int any = 0;
-      check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
-      *nan = any != 0 && checkNaN;
-      if (any == 0 || checkNaN)
+      if (!raised())
         return true;
+      if (watchSpecial)
+        return *special = true;
       check(cudaMemset(flag.ptr, 0, sizeof(int)), "grey morphology kernel");
     }
-    else if (box && e.flat && launchBox<T>(image, e, minimum, o, out, sawNaN))
+    else if (box && e.flat && launchBox<T>(image, e, minimum, o, out, sawSpecial))
     {
-      int any = 0;
-      check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
-      *nan = any != 0;
+      *special = watchSpecial && raised();
       return true;
     }
   }
@@ -566,11 +571,9 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   PooledArray<double> dValues(e.values.size());
   upload(dOffsets, offsets);
   upload(dValues, e.values);
-  kernel<<<blocks, threads, bytes>>>(data, g, dOffsets.ptr, e.flat ? nullptr : dValues.ptr, cv, out, sawNaN);
+  kernel<<<blocks, threads, bytes>>>(data, g, dOffsets.ptr, e.flat ? nullptr : dValues.ptr, cv, out, sawSpecial);
   check(cudaGetLastError(), "grey morphology kernel");
-  int any = 0;
-  check(cudaMemcpy(&any, flag.ptr, sizeof(int), cudaMemcpyDeviceToHost), "grey morphology kernel");
-  *nan = any != 0;
+  *special = watchSpecial && raised();
   return true;
 }
 
@@ -603,7 +606,7 @@ void launchPerVoxel(const GridView& image, const ElementOffsets& e, bool minimum
 
 // Rows on (blockIdx.y, blockIdx.z) strides, x along the threads.
 template <typename T>
-__global__ void nanKernel(const T* __restrict__ data, int64_t nx, int64_t ny, int64_t nz, int64_t sx, int64_t sy,
+__global__ void specialKernel(const T* __restrict__ data, int64_t nx, int64_t ny, int64_t nz, int64_t sx, int64_t sy,
   int64_t sz, int* found)
 {
   bool any = false;
@@ -643,11 +646,11 @@ bool needsSeparableOnDevice(const GridView& image)
   PooledArray<int> found(1, true);
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    nanKernel<T><<<cuda::rowGrid(image.dims[0], image.dims[1], image.dims[2], kThreads), kThreads>>>(
+    specialKernel<T><<<cuda::rowGrid(image.dims[0], image.dims[1], image.dims[2], kThreads), kThreads>>>(
       static_cast<const T*>(image.data), image.dims[0], image.dims[1], image.dims[2], image.strides[0],
       image.strides[1], image.strides[2], found.ptr);
   });
-  check(cudaGetLastError(), "NaN scan");
+  check(cudaGetLastError(), "special-value scan");
   int any = 0;
   check(cudaMemcpy(&any, found.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
   return any != 0;
@@ -661,25 +664,25 @@ bool greyGPU(const GridView& image, const StructuringElement& prepared, const El
   // A NaN or a -0 under a flat box is the CPU's to filter (scipy's passes,
   // needsSeparablePasses): the tiled kernels watch for one as they load (no
   // pass of its own), the per-voxel one does not; a -0 border is known now.
-  const bool checkNaN = box && scalarTypeIsFloating(image.type);
-  if (checkNaN && negativeZeroBorder(o))
+  const bool watchSpecial = box && scalarTypeIsFloating(image.type);
+  if (watchSpecial && negativeZeroBorder(o))
     return false;
   const cuda::ImageOnDevice input(image);
   const size_t bytes = static_cast<size_t>(image.voxelCount()) * scalarTypeSize(image.type);
   PooledArray<unsigned char> staged(outMemory == MemorySpace::Host ? bytes : 0);
   void* result = outMemory == MemorySpace::Host ? static_cast<void*>(staged.ptr) : out;
-  bool nan = false;
+  bool special = false;
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* typed = static_cast<T*>(result);
-    if (launchTiled<T>(input.view, e, box, minimum, o, typed, checkNaN, &nan))
+    if (launchTiled<T>(input.view, e, box, minimum, o, typed, watchSpecial, &special))
       return;
-    if (checkNaN && needsSeparableOnDevice(input.view))
-      nan = true;
+    if (watchSpecial && needsSeparableOnDevice(input.view))
+      special = true;
     else
       launchPerVoxel<T>(input.view, e, minimum, o, typed);
   });
-  if (nan)
+  if (special)
     return false;
   if (outMemory == MemorySpace::Host)
     check(cudaMemcpy(out, staged.ptr, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");

@@ -26,7 +26,7 @@
 // Every step folds terms in the element's raster order (z, then y, then x)
 // and compares strictly, so among equal values (+0 and -0) the first in
 // raster order survives, as in the direct rule (MorphologyVoxel.h), scipy's
-// for the ball. A NaN is reported through `sawNaN` and the output is then
+// for the ball. A NaN is reported through `sawSpecial` and the output is then
 // to be discarded: the direct rule does not fold NaN this way (the caller
 // runs scipy's rule); under the box a -0 is too, since scipy's separable
 // passes keep another of equal values (needsSeparablePasses).
@@ -128,7 +128,7 @@ __device__ __forceinline__ T better(T earlier, T later)
 
 template <typename T, bool Minimum, class S>
 __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
-  registerKernel(const T* __restrict__ data, Grid g, T cv, T* __restrict__ out, int* sawNaN)
+  registerKernel(const T* __restrict__ data, Grid g, T cv, T* __restrict__ out, int* sawSpecial)
 {
   constexpr int RX = S::rx, RY = S::ry, RZ = S::rz;
   constexpr int kInputRows = PlaneSamples<T, S>::rows, kRowsPerThread = S::rowsPerThread;
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
   const int64_t planes = min(int64_t(g.depth), g.dims[2] - z0) + 2 * RZ;
   const int64_t planeStride = g.dims[0] * g.dims[1];
   T* to = out + x + g.dims[0] * y + planeStride * (z0 - 2 * RZ);
-  bool nan = false;
+  bool special = false;
   // acc[k][r]: output plane i - k's fold so far (k = 2 RZ: complete).
   T acc[2 * RZ + 1][kRowsPerThread];
 #pragma unroll
@@ -203,14 +203,14 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
 #pragma unroll
     for (int j = 0; j < kInputRows; ++j)
     {
-      nan |= S::box ? needsSeparablePasses(p.at[j]) : p.at[j] != p.at[j];
+      special |= S::box ? needsSeparablePasses(p.at[j]) : p.at[j] != p.at[j];
       alongX[j][0] = p.at[j];
 #pragma unroll
       for (int w = 1; w <= RX; ++w)
       {
         // (The lanes that read no halo hold the constant there, unused.)
         if (readsHalo(w - 1))
-          nan |= S::box ? needsSeparablePasses(p.halo[j][w - 1]) : p.halo[j][w - 1] != p.halo[j][w - 1];
+          special |= S::box ? needsSeparablePasses(p.halo[j][w - 1]) : p.halo[j][w - 1] != p.halo[j][w - 1];
         // Every lane shuffles (a shuffle names the whole warp), then the
         // lanes at the warp's ends take their halo instead.
         const T fromLeft = shuffled(p.at[j], w), fromRight = shuffled(p.at[j], -w);
@@ -249,8 +249,8 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
       if (i >= 2 * RZ && x < g.dims[0] && y + r < g.dims[1])
         to[r * g.dims[0]] = acc[2 * RZ][r];
   }
-  if (nan && sawNaN)
-    *sawNaN = 1;
+  if (special && sawSpecial)
+    *sawSpecial = 1;
 }
 
 // Whether the offsets `e` are shape S's (a flat element), and where its
@@ -284,7 +284,7 @@ bool matches(const ElementOffsets& e, int centre[3])
 
 // Launches shape S's kernel; false when the grid is too tall.
 template <typename T, class S>
-bool launchShape(const GridView& image, const int centre[3], bool minimum, int mode, T cv, T* out, int* sawNaN)
+bool launchShape(const GridView& image, const int centre[3], bool minimum, int mode, T cv, T* out, int* sawSpecial)
 {
   Grid g{};
   for (int a = 0; a < 3; ++a)
@@ -309,7 +309,7 @@ bool launchShape(const GridView& image, const int centre[3], bool minimum, int m
     return false;
   const T* data = static_cast<const T*>(image.data);
   const dim3 threads(kLanes, kWarps);
-  (minimum ? registerKernel<T, true, S> : registerKernel<T, false, S>)<<<blocks, threads>>>(data, g, cv, out, sawNaN);
+  (minimum ? registerKernel<T, true, S> : registerKernel<T, false, S>)<<<blocks, threads>>>(data, g, cv, out, sawSpecial);
   cuda::check(cudaGetLastError(), "grey morphology kernel");
   return true;
 }
@@ -317,19 +317,19 @@ bool launchShape(const GridView& image, const int centre[3], bool minimum, int m
 // Launches the kernel when `e` is one of the shapes above and the image is
 // 2D or 3D; false, having launched nothing, otherwise.
 template <typename T>
-bool launch(const GridView& image, const ElementOffsets& e, bool minimum, int mode, T cv, T* out, int* sawNaN)
+bool launch(const GridView& image, const ElementOffsets& e, bool minimum, int mode, T cv, T* out, int* sawSpecial)
 {
   if (image.dims[1] == 1 || !e.flat)
     return false;
   int centre[3];
   if (matches<Box3>(e, centre))
-    return launchShape<T, Box3>(image, centre, minimum, mode, cv, out, sawNaN);
+    return launchShape<T, Box3>(image, centre, minimum, mode, cv, out, sawSpecial);
   if (matches<Square3>(e, centre))
-    return launchShape<T, Square3>(image, centre, minimum, mode, cv, out, sawNaN);
+    return launchShape<T, Square3>(image, centre, minimum, mode, cv, out, sawSpecial);
   if (matches<Ball2>(e, centre))
-    return launchShape<T, Ball2>(image, centre, minimum, mode, cv, out, sawNaN);
+    return launchShape<T, Ball2>(image, centre, minimum, mode, cv, out, sawSpecial);
   if (matches<Disk2>(e, centre))
-    return launchShape<T, Disk2>(image, centre, minimum, mode, cv, out, sawNaN);
+    return launchShape<T, Disk2>(image, centre, minimum, mode, cv, out, sawSpecial);
   return false;
 }
 } // namespace registers

@@ -1,8 +1,8 @@
 // FactoredLogSumExp.h - the log domain's log-sum-exps as plain sums, where
 // that is exact, for the CPU's dense (SinkhornCPU.h) and grid
-// (GridSinkhorn.cpp) solvers. The GPU's apply the same rule with the same
-// range in code of their own: SinkhornCUDA.cu on the device,
-// GridSinkhornCUDA.cu on the host.
+// (GridSinkhorn.cpp) solvers and the GPU's grid solver (GridSinkhornCUDA.cu,
+// factorRows on the host). The GPU's dense solver tests the rows on the
+// device (SinkhornCUDA.cu) against the same kFactorRange.
 //
 // With m_k the row maximum of X (-M / reg) and c the maximum of x,
 //   logsumexp_l (X_kl + x_l) = m_k + c + log sum_l E_kl exp(x_l - c),

@@ -23,6 +23,7 @@
 // the failing iteration, keep the scalings before it) without a host round
 // trip per iteration.
 #include "GridResultVoxel.h"
+#include "FactoredLogSumExp.h"
 #include "GridSinkhornSolver.h"
 
 #include "../common/CudaUtil.cuh"
@@ -492,15 +493,12 @@ private:
     check(cudaMemcpy(to, from, static_cast<size_t>(n_) * sizeof(double), cudaMemcpyDeviceToDevice), "cudaMemcpy");
   }
 
-  // The log domain's kernel factor F of one axis (-C / reg), factored when
-  // every row spans at most kFactorRange:
+  // The log domain's kernel factor F of one axis (-C / reg), factored where
+  // that is exact (factorRows, FactoredLogSumExp.h):
   //   logsumexp_j (F_ij + in_j) = m_i + c + log sum_j E_ij exp(in_j - c),
   // m_i the row's maximum, E = exp(F - m) (made here, once), c the line's
   // maximum of `in`. The sum is then a matrix product (cuBLAS, as the
-  // scaling method's) and an exp per voxel instead of one per term. Exact
-  // while the largest term does not underflow: it is at least exp(-(m_i -
-  // min_j F_ij)), and terms that do underflow are then below 1e-300 of it.
-  static constexpr double kFactorRange = 600.0;
+  // scaling method's) and an exp per voxel instead of one per term.
   static constexpr int64_t kFactorMinTerms = int64_t(1) << 24;
   void factorLogKernel(int axis, const std::vector<double>& F)
   {
@@ -513,24 +511,9 @@ private:
     const char* least = std::getenv("TOPOVOX_GRID_FACTOR_MIN_TERMS"); // for the tests: 0 factors every axis
     if (n_ * na < (least && *least ? std::atoll(least) : kFactorMinTerms))
       return;
-    std::vector<double> rowMax(static_cast<size_t>(na)), E(F.size());
-    for (int64_t i = 0; i < na; ++i)
-    {
-      double top = -INFINITY, bottom = INFINITY;
-      for (int64_t j = 0; j < na; ++j)
-      {
-        const double x = F[static_cast<size_t>(i * na + j)];
-        if (!std::isfinite(x))
-          return;
-        top = std::max(top, x);
-        bottom = std::min(bottom, x);
-      }
-      if (top - bottom > kFactorRange)
-        return;
-      rowMax[static_cast<size_t>(i)] = top;
-      for (int64_t j = 0; j < na; ++j)
-        E[static_cast<size_t>(i * na + j)] = std::exp(F[static_cast<size_t>(i * na + j)] - top);
-    }
+    std::vector<double> rowMax, E;
+    if (!factorRows(F, na, E, rowMax))
+      return;
     rowMax_[axis] = std::make_unique<DeviceArray<double>>(rowMax.size());
     upload(rowMax_[axis]->ptr, rowMax);
     exps_[axis] = std::make_unique<DeviceArray<double>>(E.size());

@@ -17,6 +17,7 @@
 // graph and replayed, so a long run costs one launch per ten iterations;
 // the host reads one counter of pairs still running per replay. The same
 // updates as the CPU path, in double; sums in another order.
+#include "FactoredLogSumExp.h"
 #include "SinkhornBackends.h"
 
 #include "../common/CudaUtil.cuh"
@@ -345,7 +346,6 @@ constexpr int kRowLoads = kTileRows * kChunk / kThreads, kPairLoads = kTilePairs
 constexpr int kOutputs = kTileRows * kTilePairs;
 static_assert(kOutputs * 2 == kThreads, "two threads a (row, pair)");
 static_assert(kTileRows * kChunk % kThreads == 0 && kTilePairs * kChunk % kThreads == 0, "whole loads");
-constexpr double kFactorRange = 600.0;
 
 template <bool Lse>
 __device__ inline void combineZero(double& m, double& sum, bool& zero, double m2, double s2, bool zero2)
