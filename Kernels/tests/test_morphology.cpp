@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <utility>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace topovox;
@@ -432,6 +433,115 @@ void checkRegisterShapes(std::mt19937_64& rng, bool gpu)
       }
   }
 }
+
+// The same elements for the binary operators, one iteration without a mask
+// (on the GPU: the byte kernel, BinaryRegisterKernel.cuh, which needs rows
+// of whole 4-voxel quads): every origin of the box, balls at random
+// origins, both border values, several types (nonzero is true, -0 is not,
+// NaN is), dense and sparse images; rows of 33 quads (a warp and one quad
+// more), planes of more than one tile of rows, and columns of many planes.
+// On the CPU, erosion is checked against the naive rule too; on the GPU,
+// the device API on a view with padded rows (strides that are not the
+// dims) gives the host API's bits.
+template <typename T>
+std::vector<T> binaryValues(std::mt19937_64& rng, size_t count, int percentTrue)
+{
+  std::vector<T> v(count);
+  for (size_t k = 0; k < count; ++k)
+  {
+    const bool on = static_cast<int>(rng() % 100) < percentTrue;
+    if constexpr (std::is_floating_point<T>::value)
+      v[k] = on ? (rng() % 9 == 0 ? std::numeric_limits<T>::quiet_NaN() : T(rng() % 5) - T(2.5)) : (rng() % 2 ? T(-0.0) : T(0));
+    else
+      v[k] = on ? static_cast<T>(1 + rng() % 200) : T(0);
+  }
+  return v;
+}
+
+void checkBinaryRegisterShapes(std::mt19937_64& rng, bool gpu)
+{
+  const int64_t shapes[][3] = { { 132, 37, 21 }, { 64, 70, 1 }, { 8, 5, 40 } };
+  using BinaryOp = BinaryImage (*)(const GridView&, const StructuringElement&, const BinaryOptions&);
+  const std::pair<const char*, BinaryOp> operators[] = { { "erosion", binaryErosion },
+    { "dilation", binaryDilation }, { "opening", binaryOpening }, { "closing", binaryClosing } };
+  for (const auto& n : shapes)
+  {
+    const bool flat = n[2] == 1;
+    const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
+    const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]);
+    std::vector<std::pair<std::string, StructuringElement>> elements;
+    for (int origin = 0; origin < (flat ? 9 : 27); ++origin)
+    {
+      const int64_t boxDims[3] = { 3, 3, flat ? 1 : 3 };
+      StructuringElement s = StructuringElement::box(boxDims);
+      s.origin[0] = origin % 3 - 1;
+      s.origin[1] = (origin / 3) % 3 - 1;
+      s.origin[2] = flat ? 0 : origin / 9 - 1;
+      elements.emplace_back("3x3 box", s);
+    }
+    for (int k = 0; k < 6; ++k)
+    {
+      int64_t origin[3] = { 0, 0, 0 };
+      if (k > 0)
+        for (auto& o : origin)
+          o = static_cast<int64_t>(rng() % 5) - 2;
+      elements.emplace_back("ball 2", ballElement(2, flat, origin));
+    }
+    const std::vector<uint8_t> dense = binaryValues<uint8_t>(rng, count, 90), sparse = binaryValues<uint8_t>(rng, count, 8);
+    const std::vector<int16_t> shorts = binaryValues<int16_t>(rng, count, 80);
+    const std::vector<float> floats = binaryValues<float>(rng, count, 85);
+    const std::vector<double> doubles = binaryValues<double>(rng, count, 85);
+    const std::pair<std::string, GridView> images[] = {
+      { "dense bytes", GridView::contiguous(dense.data(), ScalarType::UInt8, n[0], n[1], n[2]) },
+      { "sparse bytes", GridView::contiguous(sparse.data(), ScalarType::UInt8, n[0], n[1], n[2]) },
+      { "int16", GridView::contiguous(shorts.data(), ScalarType::Int16, n[0], n[1], n[2]) },
+      { "float", GridView::contiguous(floats.data(), ScalarType::Float32, n[0], n[1], n[2]) },
+      { "double", GridView::contiguous(doubles.data(), ScalarType::Float64, n[0], n[1], n[2]) } };
+    for (const auto& [name, s] : elements)
+      for (bool border : { false, true })
+      {
+        const BinaryOptions a = reference(1, border, nullptr);
+        const BinaryOptions b = underTest(a, gpu, 4);
+        const std::string element = shape + " " + name + " origin " + std::to_string(s.origin[0]) + "," +
+          std::to_string(s.origin[1]) + "," + std::to_string(s.origin[2]) + " border " + std::to_string(border);
+        for (const auto& [kind, image] : images)
+          for (const auto& [op, run] : operators)
+            expect(run(image, s, b) == run(image, s, a), element + " " + kind + ": binary " + op);
+        if (!gpu)
+          expect(binaryErosion(images[0].second, s, b) == naiveBinaryErosion(dense, n, s, border),
+            element + ": binary erosion == the naive rule");
+      }
+#ifdef TOPOVOX_TEST_CUDA
+    if (gpu)
+    {
+      // Rows padded by 4 voxels and planes by one row, on the device.
+      const int64_t rowStride = n[0] + 4, planeStride = rowStride * (n[1] + 1);
+      std::vector<float> padded(static_cast<size_t>(planeStride * n[2]), 7.0f);
+      for (int64_t z = 0; z < n[2]; ++z)
+        for (int64_t y = 0; y < n[1]; ++y)
+          for (int64_t x = 0; x < n[0]; ++x)
+            padded[static_cast<size_t>(x + rowStride * y + planeStride * z)] =
+              floats[static_cast<size_t>(x + n[0] * (y + n[1] * z))];
+      OnDevice d;
+      GridView view = GridView::contiguous(d.copy(padded), ScalarType::Float32, n[0], n[1], n[2], MemorySpace::Device);
+      view.strides[1] = rowStride;
+      view.strides[2] = planeStride;
+      uint8_t* out = d.make<uint8_t>(count);
+      for (size_t k = 0; k < elements.size(); k += 5)
+      {
+        const StructuringElement& s = elements[k].second;
+        BinaryOptions g;
+        g.borderValue = k % 2 == 1;
+        binaryOpeningOnDevice(view, s, g, out);
+        const std::vector<uint8_t> got = d.back(out, count);
+        const BinaryImage want = binaryOpening(images[3].second, s, reference(1, g.borderValue, nullptr));
+        expect(std::equal(got.begin(), got.end(), want.begin(), want.end()),
+          shape + " " + elements[k].first + ": device API on padded rows, binary opening");
+      }
+    }
+#endif
+  }
+}
 } // namespace
 
 int main(int argc, char** argv)
@@ -557,6 +667,7 @@ int main(int argc, char** argv)
   }
   checkWideRows(rng, gpu);
   checkRegisterShapes(rng, gpu);
+  checkBinaryRegisterShapes(rng, gpu);
 #ifdef TOPOVOX_TEST_CUDA
   if (gpu)
     checkDeviceApi(rng);

@@ -184,6 +184,31 @@ def main():
                     want = getattr(ndi, op)(zeros, mode=mode, cval=-0.0, **kw)
                     expect(same(got, want) and np.array_equal(got.view(np.uint32), want.view(np.uint32)),
                            "19x23x70 float32 of +0/-0 ties %s, %s, %s: the same bits" % (op, name, mode))
+        # Rows of whole 4-voxel quads (x = 16, the last numpy axis): on a GPU,
+        # one pass by a 3x3(x3) box or a radius-2 ball runs the byte kernel;
+        # every origin the box takes along x, shifted balls, both borders,
+        # bool, uint8 and float32 (NaN is true) inputs.
+        for shape in ((10, 12, 16), (12, 16)):
+            nd = len(shape)
+            box = np.ones((3,) * nd, bool)
+            rball = (np.indices((5,) * nd) - 2) ** 2
+            rball = rball.sum(axis=0) <= 4
+            image = rng.random(shape) > 0.25
+            inputs = (("bool", image), ("uint8", image * rng.integers(1, 200, size=shape).astype(np.uint8)),
+                      ("float32 with NaN", np.where(image, np.nan, rng.choice([0.0, -0.0], size=shape))
+                       .astype(np.float32)))
+            for ename, element, origins in (("box", box, (-1, 0, 1)), ("ball", rball, (-2, 1, 2))):
+                epath = tool.save(element.astype(np.uint8), "e.npy")
+                for k, ox in enumerate(origins):
+                    origin = [(k + a) % 3 - 1 for a in range(nd - 1)] + [ox]
+                    for border in (0, 1):
+                        for op in BINARY:
+                            for kind, x in inputs:
+                                got = tool.run(op, x, ["--structure", epath, "--origin", rev(origin),
+                                                       "--border-value", str(border)])
+                                want = getattr(ndi, op)(x, structure=element, origin=origin, border_value=border)
+                                expect(same(got, want), "%s %s %s, %s origin %s, border %d"
+                                       % (shape, kind, op, ename, origin, border))
         # uint8 wrapping in the derived operators, and a Fortran-ordered input.
         u8 = rng.integers(0, 255, size=(7, 9)).astype(np.uint8)
         expect(same(tool.run("morphological_laplace", u8, ["--size", "3,3"]), ndi.morphological_laplace(u8, size=3)),

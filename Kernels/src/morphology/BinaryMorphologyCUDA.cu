@@ -19,6 +19,7 @@
 //    nothing, so the result is the one a flag per pass would give.
 #include "topovox/MorphologyOnDevice.h"
 
+#include "BinaryRegisterKernel.cuh"
 #include "MorphologyBackends.h"
 
 #include "../common/CudaUtil.cuh"
@@ -26,6 +27,7 @@
 #include "../common/ScalarDispatch.h"
 
 #include <algorithm>
+#include <array>
 
 namespace topovox
 {
@@ -334,11 +336,63 @@ uint32_t* runStage(const BitGrid& g, const BinaryStage& stage, const BinaryOptio
   }
 }
 
+// One pass of every stage without a mask, each by an element of the byte
+// kernel's (BinaryRegisterKernel.cuh), from `image` (device memory) into
+// `out` (device memory): bytes in, bytes out, no bits. False, having
+// launched nothing, where the kernel does not apply.
+bool binaryInRegisters(const GridView& image, const std::vector<BinaryStage>& stages, const BinaryOptions& o,
+  uint8_t* out)
+{
+  // (A stage's output is the next one's input, one buffer between them:
+  // scipy's operators have at most two stages.)
+  if (o.iterations != 1 || o.mask || stages.empty() || stages.size() > 2 || !registers::quadLayoutFits(image, out))
+    return false;
+  std::vector<std::array<int, 4>> shapes; // shape, centre
+  for (const BinaryStage& stage : stages)
+  {
+    std::array<int, 4> s{};
+    s[0] = registers::quadShapeOf(stage.element, s.data() + 1);
+    if (!s[0])
+      return false;
+    shapes.push_back(s);
+  }
+  const int64_t n = image.voxelCount();
+  // The stages before the last write 0/1 bytes, which the next one reads.
+  PooledArray<uint8_t> between(stages.size() > 1 ? static_cast<size_t>(n) : 0);
+  GridView from = image;
+  for (size_t k = 0; k < stages.size(); ++k)
+  {
+    const bool last = k + 1 == stages.size();
+    const bool border = stages[k].invert ? !o.borderValue : o.borderValue;
+    uint8_t* to = last ? out : between.ptr;
+    dispatchScalarType(from.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      registers::launchQuad<T>(from, shapes[k][0], shapes[k].data() + 1, stages[k].invert, border, to);
+    });
+    from = GridView::contiguous(between.ptr, ScalarType::UInt8, image.dims[0], image.dims[1], image.dims[2],
+      MemorySpace::Device);
+  }
+  return true;
+}
 } // namespace
 
 void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, const BinaryOptions& o,
   MemorySpace maskMemory, uint8_t* out, MemorySpace outMemory)
 {
+  {
+    const cuda::ImageOnDevice input(image);
+    PooledArray<uint8_t> result(outMemory == MemorySpace::Host ? static_cast<size_t>(image.voxelCount()) : 0);
+    uint8_t* target = outMemory == MemorySpace::Device ? out : result.ptr;
+    if (binaryInRegisters(input.view, stages, o, target))
+    {
+      if (outMemory == MemorySpace::Device)
+        check(cudaDeviceSynchronize(), "binary morphology");
+      else
+        check(cudaMemcpy(out, result.ptr, static_cast<size_t>(image.voxelCount()), cudaMemcpyDeviceToHost),
+          "cudaMemcpy");
+      return;
+    }
+  }
   const BitGrid g = bitGridOf(image.dims);
   const int64_t words = g.words * g.ny * g.nz;
   PooledArray<uint32_t> a(static_cast<size_t>(words)), b(static_cast<size_t>(words));
