@@ -1,5 +1,9 @@
 // BinaryMorphologyCUDA.cu - the binary operators on the GPU, on bits.
 //
+// (One pass without a mask by a 3x3(x3) box or a radius-2 ball, the common
+// case, skips the bits: BinaryRegisterKernel.cuh reads the image's values
+// and writes bytes in one kernel; binaryInRegisters below.)
+//
 // The image is binarised straight into a bit array (one 32-bit word holds
 // 32 voxels of a row, x at bit x % 32; each row starts a word), every pass
 // of every stage runs on words, and the result is unpacked to bytes once.
