@@ -8,14 +8,14 @@
 // Why a kernel of its own: the general kernels stage every plane (box) or
 // tile (any element) through shared memory; the box kernel spent its time
 // on its three passes and two barriers there (0.87 TB/s at 512^3), the tile
-// kernel on one shared-memory look per element and output. Here a warp owns
-// 32 columns and each thread 4 output rows of a 32 x 32 tile, marching
-// along z:
+// kernel on one shared-memory look per element and output. Here a warp
+// reads 32 columns and writes the middle 32 - 2 rx, each thread 4 output
+// rows, and the block marches along z:
 //  * per plane a thread reads, at its own column, the input rows its outputs
 //    need (a warp reads 128 contiguous bytes per row of floats); the columns
-//    up to `rx` either side come from the neighbouring lanes by shuffles,
-//    and the lanes within rx of the warp's ends also read the columns past
-//    them (the halo);
+//    up to `rx` either side come from the neighbouring lanes by shuffles
+//    (the rx lanes at either end only read: no lane holds a halo of its
+//    own, in registers or in a path of its own);
 //  * each element row (dz, dy) is an x interval centred on the column, of
 //    half width w (Shape::halfWidth): per input row the minima over the
 //    intervals of half width 0 .. rx, then per plane and dz the minimum over
@@ -48,13 +48,14 @@ namespace morphology
 {
 namespace registers
 {
-// The float kernels' shapes (ptxas -v: no spills for float).
+// The float kernels' shapes (ptxas -v: no spills for float). The ball: 4
+// rows in 76 registers, three blocks per multiprocessor, 0.67 ms at 512^3
+// on the H200, against 0.73 in two blocks, 0.79 for 2 rows in four and 0.81
+// for 3 rows in three (8 box rows in three: 0.57 against 0.53).
 using Box3 = Shape<1, 1, false, 4, 4>;
 using Square3 = Shape<1, 0, false, 4, 4>;
-// The ball: 4 rows in 123 registers (two blocks per multiprocessor) beat 2
-// rows in 80 (three) at 512^3, 1.15 against 1.30 ms on the H200.
-using Ball2 = Shape<2, 2, true, 4, 2>;
-using Disk2 = Shape<2, 0, true, 4, 2>;
+using Ball2 = Shape<2, 2, true, 4, 3>;
+using Disk2 = Shape<2, 0, true, 4, 3>;
 
 struct Grid
 {
@@ -75,16 +76,21 @@ __device__ __forceinline__ T shuffled(T v, int d)
     return d > 0 ? __shfl_up_sync(0xffffffffu, v, d) : __shfl_down_sync(0xffffffffu, v, -d);
 }
 
-// One input plane's samples of a thread: its own column per input row, and
-// the halo columns at distance 1 .. rx (left lanes: to the left; right
-// lanes: to the right; read only where the shuffle would leave the warp).
+// One input plane's samples of a thread: its own column per input row.
 template <typename T, class S>
 struct PlaneSamples
 {
   static constexpr int rows = S::rowsPerThread + 2 * S::ry;
   T at[rows];
-  T halo[rows][S::rx];
 };
+
+// Columns a warp writes: the rx lanes at either end only read (their
+// columns are the others' halo).
+template <class S>
+constexpr int outputLanes()
+{
+  return kLanes - 2 * S::rx;
+}
 
 // A sample at offsets the border mode gave (-1: outside, the constant).
 template <typename T>
@@ -108,50 +114,45 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
   constexpr int RX = S::rx, RY = S::ry, RZ = S::rz;
   constexpr int kInputRows = PlaneSamples<T, S>::rows, kRowsPerThread = S::rowsPerThread;
   const int lane = threadIdx.x;
-  const int64_t x = int64_t(blockIdx.x) * kLanes + lane;
+  // Lane l reads column x (output column x where it writes): lanes 0 .. rx
+  // - 1 and the last rx read the columns either side of the warp's
+  // outputs, which the others take by shuffles.
+  const int64_t x = int64_t(blockIdx.x) * outputLanes<S>() + lane - RX;
+  const bool writes = lane >= RX && lane < kLanes - RX && x < g.dims[0];
   const int64_t y = int64_t(blockIdx.y) * S::tileRows + int64_t(threadIdx.y) * kRowsPerThread;
   const int64_t z0 = int64_t(blockIdx.z) * g.depth;
-  // Which side's halo this lane reads (-1 left, 1 right, 0 none), and the
-  // columns: its own (the element's centre column) and the halo's.
-  const int side = lane < RX ? -1 : (lane >= kLanes - RX ? 1 : 0);
-  int64_t column = x + g.centre[0], haloColumn[RX];
-#pragma unroll
-  for (int k = 0; k < RX; ++k)
-    haloColumn[k] = column + side * (k + 1);
-  const int64_t warpFirst = int64_t(blockIdx.x) * kLanes + g.centre[0] - RX;
-  if (g.strides[0] != 1 || warpFirst < 0 || warpFirst + kLanes + 2 * RX > g.dims[0])
+  // The column's offset (the element's centre column), through the border
+  // mode where the warp's columns leave the image; -1: the constant.
+  int64_t column = x + g.centre[0];
+  const int64_t warpFirst = int64_t(blockIdx.x) * outputLanes<S>() - RX + g.centre[0];
+  if (g.strides[0] != 1 || warpFirst < 0 || warpFirst + kLanes > g.dims[0])
   {
     const int64_t q = extendIndex(column, g.dims[0], g.mode);
     column = q < 0 ? -1 : q * g.strides[0];
-#pragma unroll
-    for (int k = 0; k < RX; ++k)
-    {
-      const int64_t h = extendIndex(haloColumn[k], g.dims[0], g.mode);
-      haloColumn[k] = h < 0 ? -1 : h * g.strides[0];
-    }
   }
-  // Whether this lane reads halo column k: the lane k + 1 places away on
-  // its side lies past the warp.
-  auto readsHalo = [&](int k) { return side < 0 ? lane <= k : (side > 0 && lane >= kLanes - 1 - k); };
-  int64_t rows[kInputRows];
-#pragma unroll
-  for (int j = 0; j < kInputRows; ++j)
-  {
-    const int64_t q = extendIndex(y + g.centre[1] - RY + j, g.dims[1], g.mode);
-    rows[j] = q < 0 ? -1 : q * g.strides[1];
-  }
+  // The input rows j = 0 .. kInputRows - 1 are rows firstRow + j; where
+  // all of them lie inside (every block but those at the y ends) they are
+  // read without the border mode.
+  const int64_t firstRow = y + g.centre[1] - RY;
+  const bool rowsInside = firstRow >= 0 && firstRow + kInputRows <= g.dims[1];
   auto planeAt = [&](int64_t z) {
     const int64_t q = extendIndex(z, g.dims[2], g.mode);
     return q < 0 ? int64_t(-1) : q * g.strides[2];
   };
   auto fetch = [&](int64_t plane, PlaneSamples<T, S>& p) {
+    if (rowsInside && plane >= 0 && column >= 0)
+    {
+      const T* at = data + plane + column + firstRow * g.strides[1];
+#pragma unroll
+      for (int j = 0; j < kInputRows; ++j, at += g.strides[1])
+        p.at[j] = *at;
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < kInputRows; ++j)
     {
-      p.at[j] = sample(data, plane, rows[j], column, cv);
-#pragma unroll
-      for (int k = 0; k < RX; ++k)
-        p.halo[j][k] = readsHalo(k) ? sample(data, plane, rows[j], haloColumn[k], cv) : cv;
+      const int64_t q = extendIndex(firstRow + j, g.dims[1], g.mode);
+      p.at[j] = sample(data, plane, q < 0 ? -1 : q * g.strides[1], column, cv);
     }
   };
   const int64_t firstZ = z0 + g.centre[2] - RZ;
@@ -178,19 +179,15 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
 #pragma unroll
     for (int j = 0; j < kInputRows; ++j)
     {
+      // (Every lane checks its samples: the end lanes' are the others'
+      // halo.)
       special |= S::box ? needsSeparablePasses(p.at[j]) : p.at[j] != p.at[j];
       alongX[j][0] = p.at[j];
 #pragma unroll
       for (int w = 1; w <= RX; ++w)
       {
-        // (The lanes that read no halo hold the constant there, unused.)
-        if (readsHalo(w - 1))
-          special |= S::box ? needsSeparablePasses(p.halo[j][w - 1]) : p.halo[j][w - 1] != p.halo[j][w - 1];
-        // Every lane shuffles (a shuffle names the whole warp), then the
-        // lanes at the warp's ends take their halo instead.
-        const T fromLeft = shuffled(p.at[j], w), fromRight = shuffled(p.at[j], -w);
-        const T left = side < 0 && readsHalo(w - 1) ? p.halo[j][w - 1] : fromLeft;
-        const T right = side > 0 && readsHalo(w - 1) ? p.halo[j][w - 1] : fromRight;
+        // The end lanes get their own sample back: their outputs are unused.
+        const T left = shuffled(p.at[j], w), right = shuffled(p.at[j], -w);
         alongX[j][w] = better<T, Minimum>(better<T, Minimum>(left, alongX[j][w - 1]), right);
       }
     }
@@ -221,7 +218,7 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
     }
 #pragma unroll
     for (int r = 0; r < kRowsPerThread; ++r)
-      if (i >= 2 * RZ && x < g.dims[0] && y + r < g.dims[1])
+      if (i >= 2 * RZ && writes && y + r < g.dims[1])
         to[r * g.dims[0]] = acc[2 * RZ][r];
   }
   if (special && sawSpecial)
@@ -240,15 +237,15 @@ bool launchShape(const GridView& image, const int centre[3], bool minimum, int m
     g.centre[a] = centre[a];
   }
   g.mode = mode;
-  const int64_t tiles =
-    ((image.dims[0] + kLanes - 1) / kLanes) * ((image.dims[1] + S::tileRows - 1) / S::tileRows);
+  const int64_t tiles = ((image.dims[0] + outputLanes<S>() - 1) / outputLanes<S>()) *
+    ((image.dims[1] + S::tileRows - 1) / S::tileRows);
   // Deep columns of planes read the z halo less often; enough blocks for two
   // full waves keep every multiprocessor busy to the end.
   const int64_t wanted = 2 * int64_t(cuda::multiprocessorCount()) * S::blocksPerSM;
   g.depth = 64;
   while (g.depth > 8 && tiles * ((image.dims[2] + g.depth - 1) / g.depth) < wanted)
     g.depth /= 2;
-  const dim3 blocks(static_cast<unsigned>((image.dims[0] + kLanes - 1) / kLanes),
+  const dim3 blocks(static_cast<unsigned>((image.dims[0] + outputLanes<S>() - 1) / outputLanes<S>()),
     static_cast<unsigned>((image.dims[1] + S::tileRows - 1) / S::tileRows),
     static_cast<unsigned>((image.dims[2] + g.depth - 1) / g.depth));
   if (blocks.y > 65535 || blocks.z > 65535)
