@@ -541,9 +541,9 @@ bool launchTiled(const GridView& image, const ElementOffsets& e, bool box, bool 
   };
   if constexpr (exactInDouble<T>())
   {
-    // The register kernel always reports: under a box a special value, as
-    // the others; under the ball a NaN, which it folds as the direct rule
-    // would not, so the tile kernel below filters the image again.
+    // The register kernel always reports a special value (a NaN or a -0):
+    // under a box for the caller, as the others; under the ball the tile
+    // kernel below, the direct rule, filters the image again.
     if (registers::launch<T>(image, e, minimum, static_cast<int>(o.mode), cv, out, flag.ptr))
     {
       if (!raised())

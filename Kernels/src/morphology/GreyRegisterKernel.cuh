@@ -23,13 +23,13 @@
 //    it belongs to (one accumulator per output plane in flight);
 //  * the next plane's loads are issued before the current plane is reduced,
 //    so that a thread has two planes in flight.
-// Every step folds terms in the element's raster order (z, then y, then x)
-// and compares strictly, so among equal values (+0 and -0) the first in
-// raster order survives, as in the direct rule (MorphologyVoxel.h), scipy's
-// for the ball. A NaN is reported through `sawSpecial` and the output is then
-// to be discarded: the direct rule does not fold NaN this way (the caller
-// runs scipy's rule); under the box a -0 is too, since scipy's separable
-// passes keep another of equal values (needsSeparablePasses).
+// A NaN or a -0 anywhere the kernel reads (the border's constant included)
+// is reported through `sawSpecial`, and the output is then to be discarded
+// (needsSeparablePasses): the caller runs the direct rule, which keeps the
+// first of equal values in raster order (the ball's), or scipy's separable
+// passes, which keep the last (the box's). Without them equal values have
+// equal bits, so a floating-point minimum folds with one instruction
+// (fminf) what the rule's strict comparisons fold.
 #pragma once
 
 #include "ElementOffsets.h"
@@ -41,6 +41,7 @@
 #include "topovox/Grid.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace topovox
 {
@@ -99,12 +100,16 @@ __device__ __forceinline__ T sample(const T* __restrict__ data, int64_t plane, i
   return plane < 0 || row < 0 || column < 0 ? cv : data[plane + row + column];
 }
 
-// `earlier`, unless `later` is strictly better: folding in raster order
-// keeps the first of equal values.
+// `earlier`, unless `later` is strictly better. Floating-point values
+// here are neither NaN nor -0 in any output that is kept (see above), so
+// fmin and fmax give the same bits in one instruction.
 template <typename T, bool Minimum>
 __device__ __forceinline__ T better(T earlier, T later)
 {
-  return (Minimum ? later < earlier : later > earlier) ? later : earlier;
+  if constexpr (std::is_floating_point<T>::value)
+    return Minimum ? fmin(earlier, later) : fmax(earlier, later);
+  else
+    return (Minimum ? later < earlier : later > earlier) ? later : earlier;
 }
 
 template <typename T, bool Minimum, class S>
@@ -181,7 +186,7 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
     {
       // (Every lane checks its samples: the end lanes' are the others'
       // halo.)
-      special |= S::box ? needsSeparablePasses(p.at[j]) : p.at[j] != p.at[j];
+      special |= needsSeparablePasses(p.at[j]);
       alongX[j][0] = p.at[j];
 #pragma unroll
       for (int w = 1; w <= RX; ++w)

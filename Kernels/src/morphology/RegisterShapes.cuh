@@ -25,9 +25,6 @@ struct Shape
 {
   static constexpr int rx = Radius, ry = Radius, rz = DepthRadius;
   static constexpr int rowsPerThread = Rows, tileRows = Rows * kWarps, blocksPerSM = BlocksPerSM;
-  // A box is scipy's separable case: a -0 under it is reported as a NaN is
-  // (needsSeparablePasses); a ball's rule is the direct one, as here.
-  static constexpr bool box = !Ball;
   // The half width of row (dz, dy) along x; -1: the row is empty.
   static constexpr __host__ __device__ int halfWidth(int dz, int dy)
   {
