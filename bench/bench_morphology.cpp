@@ -2,7 +2,7 @@
 // the kernels on one raw volume, for bench/bench_morphology.py (which runs
 // the peers on the same file and prints the table).
 //
-//   bench_morphology OP FILE DTYPE NX NY NZ DEVICE REPEAT
+//   bench_morphology OP FILE DTYPE NX NY NZ DEVICE REPEAT [BATCH]
 //
 // OP: binary_erosion_box3, binary_erosion_ball2, binary_opening_box3,
 // grey_erosion_box3, grey_erosion_ball2, edt, cdt_chessboard. FILE: raw,
@@ -14,6 +14,12 @@
 // array copied to the GPU before the timing, the result left there (the
 // chamfer transform has none and prints "ms": null). The best of REPEAT
 // calls after one warm-up call. Prints one JSON object.
+//
+// BATCH (default 1): FILE holds BATCH images of NX x NY x NZ / BATCH, one
+// after the other. A batch of 2D images (NZ == BATCH) is one call on the
+// stack with the 2D element (whose one plane keeps the images apart, as a
+// footprint of shape (1, 3, 3) does in scipy); volumes, and the transforms
+// of any image, are one call per image, in turn.
 #include "BenchRaw.h"
 #include "topovox/DistanceTransform.h"
 #include "topovox/DistanceTransformOnDevice.h"
@@ -57,13 +63,23 @@ StructuringElement element(const std::string& op, const int64_t n[3])
 
 int main(int argc, char** argv)
 {
-  if (argc != 9)
+  if (argc != 9 && argc != 10)
   {
-    std::fprintf(stderr, "usage: bench_morphology OP FILE DTYPE NX NY NZ DEVICE REPEAT\n");
+    std::fprintf(stderr, "usage: bench_morphology OP FILE DTYPE NX NY NZ DEVICE REPEAT [BATCH]\n");
     return 2;
   }
   const std::string op = argv[1], dtype = argv[3];
   const int64_t n[3] = { std::atoll(argv[4]), std::atoll(argv[5]), std::atoll(argv[6]) };
+  const int64_t batch = argc == 10 ? std::atoll(argv[9]) : 1;
+  if (batch < 1 || n[2] % batch != 0)
+  {
+    std::fprintf(stderr, "BATCH must divide NZ\n");
+    return 2;
+  }
+  // One image's dims; whether the batch is one call (a stack of planes).
+  const int64_t item[3] = { n[0], n[1], n[2] / batch };
+  const bool planes = batch > 1 && item[2] == 1 && op != "edt" && op != "cdt_chessboard";
+  const int64_t calls = planes ? 1 : batch, perCall[3] = { n[0], n[1], planes ? n[2] : item[2] };
   const std::string where = argv[7];
   const Device device = where == "cpu" ? Device::CPU : Device::GPU;
   const int repeat = std::atoi(argv[8]);
@@ -76,8 +92,13 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, argv[2]);
     return 1;
   }
-  const GridView image = GridView::contiguous(data.data(), type, n[0], n[1], n[2]);
-  const StructuringElement s = element(op, n);
+  const size_t callBytes = bytes / static_cast<size_t>(calls);
+  // Call k's image, at `base` (host or device memory).
+  auto image = [&](const void* base, int64_t k, MemorySpace memory) {
+    return GridView::contiguous(static_cast<const unsigned char*>(base) + k * callBytes, type, perCall[0],
+      perCall[1], perCall[2], memory);
+  };
+  const StructuringElement s = element(op, item);
   BinaryOptions b;
   b.device = device;
   GreyOptions g;
@@ -90,22 +111,29 @@ int main(int argc, char** argv)
     void* input = nullptr;
     void* output = nullptr;
     const size_t outBytes = op == "edt" ? static_cast<size_t>(n[0] * n[1] * n[2]) * sizeof(double) : bytes;
+    const size_t outPerCall = outBytes / static_cast<size_t>(calls);
     if (cudaMalloc(&input, bytes) != cudaSuccess || cudaMalloc(&output, outBytes) != cudaSuccess ||
       cudaMemcpy(input, data.data(), bytes, cudaMemcpyHostToDevice) != cudaSuccess)
     {
       std::fprintf(stderr, "cannot stage %zu bytes on the GPU\n", bytes);
       return 1;
     }
-    const GridView onDevice = GridView::contiguous(input, type, n[0], n[1], n[2], MemorySpace::Device);
-    uint8_t* bits = static_cast<uint8_t*>(output);
+    std::function<void(const GridView&, unsigned char*)> one;
     if (op == "binary_erosion_box3" || op == "binary_erosion_ball2")
-      run = [=] { binaryErosionOnDevice(onDevice, s, b, bits); };
+      one = [=](const GridView& v, unsigned char* to) { binaryErosionOnDevice(v, s, b, to); };
     else if (op == "binary_opening_box3")
-      run = [=] { binaryOpeningOnDevice(onDevice, s, b, bits); };
+      one = [=](const GridView& v, unsigned char* to) { binaryOpeningOnDevice(v, s, b, to); };
     else if (op == "grey_erosion_box3" || op == "grey_erosion_ball2")
-      run = [=] { greyErosionOnDevice(onDevice, s, g, output); };
+      one = [=](const GridView& v, unsigned char* to) { greyErosionOnDevice(v, s, g, to); };
     else if (op == "edt")
-      run = [=] { distanceTransformEdtOnDevice(onDevice, unit, static_cast<double*>(output), nullptr); };
+      one = [=](const GridView& v, unsigned char* to) {
+        distanceTransformEdtOnDevice(v, unit, reinterpret_cast<double*>(to), nullptr);
+      };
+    if (one)
+      run = [=] {
+        for (int64_t k = 0; k < calls; ++k)
+          one(image(input, k, MemorySpace::Device), static_cast<unsigned char*>(output) + k * outPerCall);
+      };
 #endif
     if (!run)
     {
@@ -113,20 +141,28 @@ int main(int argc, char** argv)
       return 0;
     }
   }
-  else if (op == "binary_erosion_box3" || op == "binary_erosion_ball2")
-    run = [&] { binaryErosion(image, s, b); };
-  else if (op == "binary_opening_box3")
-    run = [&] { binaryOpening(image, s, b); };
-  else if (op == "grey_erosion_box3" || op == "grey_erosion_ball2")
-    run = [&] { greyErosion(image, s, g); };
-  else if (op == "edt")
-    run = [&] { distanceTransformEdt(image, unit, false, 0, device); };
-  else if (op == "cdt_chessboard")
-    run = [&] { distanceTransformCdt(image, DistanceMetric::Chessboard, false); };
   else
   {
-    std::fprintf(stderr, "unknown operator %s\n", op.c_str());
-    return 2;
+    std::function<void(const GridView&)> one;
+    if (op == "binary_erosion_box3" || op == "binary_erosion_ball2")
+      one = [&](const GridView& v) { binaryErosion(v, s, b); };
+    else if (op == "binary_opening_box3")
+      one = [&](const GridView& v) { binaryOpening(v, s, b); };
+    else if (op == "grey_erosion_box3" || op == "grey_erosion_ball2")
+      one = [&](const GridView& v) { greyErosion(v, s, g); };
+    else if (op == "edt")
+      one = [&](const GridView& v) { distanceTransformEdt(v, unit, false, 0, device); };
+    else if (op == "cdt_chessboard")
+      one = [&](const GridView& v) { distanceTransformCdt(v, DistanceMetric::Chessboard, false); };
+    else
+    {
+      std::fprintf(stderr, "unknown operator %s\n", op.c_str());
+      return 2;
+    }
+    run = [&] {
+      for (int64_t k = 0; k < calls; ++k)
+        one(image(data.data(), k, MemorySpace::Host));
+    };
   }
   const double best = bestOfMs(run, repeat);
   std::printf("{\"op\": \"%s\", \"device\": \"%s\", \"ms\": %.4f, \"threads\": %d}\n", op.c_str(), argv[7], best,

@@ -15,8 +15,15 @@ samples from it along lines that stay near it), "balls" (five solid balls
 of a fifth of the side in radius as foreground: thick structures), "one"
 (a single background voxel).
 
+`--batch B` repeats each shape's input B times along a leading batch axis:
+ours runs a batch of 2D images as one call on the stack of planes with the
+2D element, volumes and the transforms as one call per image; cupyx and
+scipy get the element with extent 1 along the batch axis (one call), and
+loop over the images for the transforms. Times are per batch.
+
     python3 bench/bench_morphology.py --bench <build>/bench/bench_morphology
     python3 bench/bench_morphology.py --bench ... --ops edt --field planes --no-cpu
+    python3 bench/bench_morphology.py --bench ... --batch 8 --shapes "1024,1024;256,256,256"
 """
 import argparse
 import json
@@ -43,21 +50,27 @@ def ball(rank, radius):
     return (axes ** 2).sum(axis=0) <= radius * radius
 
 
-def peer_call(lib, op, x):
-    """The scipy / cupyx call that computes what our operator computes."""
-    rank = x.ndim
-    box = np.ones((3,) * rank, bool)
-    b2 = ball(rank, 2)
+def peer_call(lib, op, x, batched=False):
+    """The scipy / cupyx call that computes what our operator computes. With
+    `batched`, x's first axis is a batch: the local operators' elements get
+    extent 1 along it (one call for the batch), the transforms loop over it."""
+    rank = x.ndim - (1 if batched else 0)
+    lead = (1,) if batched else ()
+    box = np.ones(lead + (3,) * rank, bool)
+    b2 = ball(rank, 2).reshape(lead + (5,) * rank)
     if lib is not ndi:
         box, b2 = cp.asarray(box), cp.asarray(b2)
+
+    def each(f):
+        return (lambda: [f(item) for item in x]) if batched else (lambda: f(x))
     return {
         "binary_erosion_box3": lambda: lib.binary_erosion(x, structure=box),
         "binary_erosion_ball2": lambda: lib.binary_erosion(x, structure=b2),
         "binary_opening_box3": lambda: lib.binary_opening(x, structure=box),
-        "grey_erosion_box3": lambda: lib.grey_erosion(x, size=(3,) * rank),
+        "grey_erosion_box3": lambda: lib.grey_erosion(x, size=lead + (3,) * rank),
         "grey_erosion_ball2": lambda: lib.grey_erosion(x, footprint=b2),
-        "edt": lambda: lib.distance_transform_edt(x),
-        "cdt_chessboard": (lambda: lib.distance_transform_cdt(x, metric="chessboard"))
+        "edt": each(lib.distance_transform_edt),
+        "cdt_chessboard": each(lambda v: lib.distance_transform_cdt(v, metric="chessboard"))
         if hasattr(lib, "distance_transform_cdt") else None,
     }[op]
 
@@ -76,10 +89,10 @@ def best_of(fn, repeat, sync=None):
     return best * 1e3
 
 
-def ours(bench, op, path, dtype, shape, device, repeat):
+def ours(bench, op, path, dtype, shape, device, repeat, batch=1):
     nx, ny, nz = shape[::-1] + (1,) * (3 - len(shape))
-    out = subprocess.run([bench, op, path, dtype, str(nx), str(ny), str(nz), device, str(repeat)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([bench, op, path, dtype, str(nx), str(ny), str(nz * batch), device, str(repeat),
+                          str(batch)], check=True, capture_output=True, text=True).stdout
     return json.loads(out)["ms"]  # None: no device API for this operator
 
 
@@ -126,6 +139,8 @@ def main():
     ap.add_argument("--scipy-max", type=int, default=17_000_000, help="largest voxel count scipy runs on")
     ap.add_argument("--field", default="smooth",
                     help="the binary inputs, comma-separated: smooth, planes, balls, one (see above)")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="images a call: each shape's input repeated along a leading batch axis (see above)")
     args = ap.parse_args()
     fields = args.field.split(",")
     for f in fields:
@@ -147,13 +162,18 @@ def main():
         grey = ndi.gaussian_filter(rng.standard_normal(shape, dtype=np.float32), 2.0) if not gpu else \
             cndi.gaussian_filter(cp.random.default_rng(0).standard_normal(shape, dtype=cp.float32), 2.0).get()
         files = {"float32": os.path.join(work, "grey.raw"), "uint8": os.path.join(work, "binary.raw")}
+        if args.batch > 1:
+            grey = np.stack([grey] * args.batch)
         grey.tofile(files["float32"])
         big = grey.size > 50_000_000
         copy = copy_bandwidth(grey.nbytes) if gpu else None
         for field in fields:
-            binary = binary_field(field, shape, grey)
+            binary = binary_field(field, shape, grey[0] if args.batch > 1 else grey)
+            if args.batch > 1:
+                binary = np.stack([binary] * args.batch)
             binary.tofile(files["uint8"])
-            label = "x".join(map(str, shape)) + ("" if field == "smooth" else " " + field)
+            label = ("%d x " % args.batch if args.batch > 1 else "") + "x".join(map(str, shape)) + \
+                ("" if field == "smooth" else " " + field)
             for op in args.ops.split(","):
                 if field != "smooth" and op.startswith("grey"):
                     continue  # the fields are binary inputs; the grey rows are the smooth field's
@@ -186,24 +206,26 @@ def run_op(args, gpu, op, shape, label, grey, binary, files, big, copy):
     """One row: ours and the peers on one operator and input."""
     dtype = "float32" if op.startswith("grey") else "uint8"
     host = grey if dtype == "float32" else binary.astype(bool)
-    g = ours(args.bench, op, files[dtype], dtype, shape, "gpu", 3) if gpu and op != "cdt_chessboard" else None
-    r = ours(args.bench, op, files[dtype], dtype, shape, "resident", 5) if gpu else None
-    c = None if args.no_cpu else ours(args.bench, op, files[dtype], dtype, shape, "cpu", 1 if big else 2)
+    b, batched = args.batch, args.batch > 1
+    g = ours(args.bench, op, files[dtype], dtype, shape, "gpu", 3, b) if gpu and op != "cdt_chessboard" else None
+    r = ours(args.bench, op, files[dtype], dtype, shape, "resident", 5, b) if gpu else None
+    c = None if args.no_cpu else ours(args.bench, op, files[dtype], dtype, shape, "cpu", 1 if big else 2, b)
     cd = ce = None
     if gpu:
         dev = cp.asarray(host)
-        call = peer_call(cndi, op, dev)
+        call = peer_call(cndi, op, dev, batched)
         if call:
             sync = cp.cuda.Device().synchronize
             cd = best_of(call, 3, sync)
 
             def with_transfers():
-                r = peer_call(cndi, op, cp.asarray(host))()
-                (r[0] if isinstance(r, tuple) else r).get()
+                r = peer_call(cndi, op, cp.asarray(host), batched)()
+                for part in r if isinstance(r, list) else [r]:
+                    (part[0] if isinstance(part, tuple) else part).get()
             ce = best_of(with_transfers, 3, sync)
         del dev
         cp.get_default_memory_pool().free_all_blocks()
-    s = best_of(peer_call(ndi, op, host), 1) if host.size <= args.scipy_max and not args.no_cpu else None
+    s = best_of(peer_call(ndi, op, host, batched), 1) if host.size <= args.scipy_max and not args.no_cpu else None
     print(f"| {label} | {op} | {fmt(r)} | {fmt(g)} | {fmt(c)} | {fmt(cd)} | {fmt(ce)} | "
           f"{fmt(s)} | {ratio(r, cd)} | {ratio(g, ce)} | {ratio(c, s)} | {share_of_copy(op, host, r, copy)} |",
           flush=True)
