@@ -298,15 +298,27 @@ int runMorphology(const std::vector<std::string>& args)
     result.type = ScalarType::UInt8;
   try
   {
+    // Hole filling and hit-or-miss have no GPU path: their images share
+    // the CPU threads whatever the device.
+    const bool cpuOnly = op == "binary_fill_holes" || op == "binary_hit_or_miss";
     if (!a.batch)
       result.bytes = runOne(image.view(), bo.mask, bo.threads);
+    else if (stack.axes < 3 && !cpuOnly)
+    {
+      // A stack of 1D or 2D images is one call on the stack seen as one
+      // image with an axis more: the element's extent 1 along it keeps the
+      // images apart (scipy's footprint of shape (1, ...)), so the bits are
+      // each image's alone, and the GPU gets the batch in one launch and
+      // one copy each way. (Not hole filling: it fills from the image's
+      // border, which would take in the first and last images whole.)
+      const GridView all = GridView::contiguous(image.bytes.data(), image.type, stack.dims[0],
+        stack.axes == 1 ? stack.count : stack.dims[1], stack.axes == 1 ? 1 : stack.count);
+      result.bytes = runOne(all, bo.mask, bo.threads);
+    }
     else
     {
       const size_t outSize = scalarTypeSize(result.type);
       result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
-      // Hole filling and hit-or-miss have no GPU path: their images share
-      // the CPU threads whatever the device.
-      const bool cpuOnly = op == "binary_fill_holes" || op == "binary_hit_or_miss";
       forEachImage(stack.count, bo.threads, cpuOnly ? Device::CPU : a.execution.device,
         [&](int64_t k, int threads) {
         const std::vector<uint8_t> r =

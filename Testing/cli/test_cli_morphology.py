@@ -249,6 +249,20 @@ def main():
                     args += ["--mask", os.path.join(work, "mask.npy")]
                 want = np.stack([oracle(img, m) for img, m in zip(stack, mask)])
                 expect(same(tool.run(op, stack, args), want), "--batch %s %s" % (op, stack.shape))
+            # Until stable, a border of 1, and wrapping grey borders: a stack
+            # of 1D or 2D images runs as one image with an axis more, whose
+            # element has extent 1 there (the images stay apart).
+            s2 = ndi.generate_binary_structure(stack.ndim - 1, stack.ndim - 1)
+            want = np.stack([ndi.binary_dilation(img, structure=s2, iterations=-1, border_value=1, mask=m)
+                             for img, m in zip(stack, mask)])
+            got = tool.run("binary_dilation", stack, ["--batch", "--connectivity", str(stack.ndim - 1),
+                                                      "--iterations", "-1", "--border-value", "1",
+                                                      "--mask", os.path.join(work, "mask.npy")])
+            expect(same(got, want), "--batch binary_dilation until stable, border 1, mask %s" % (stack.shape,))
+            values = rng.random(stack.shape).astype(np.float32)
+            want = np.stack([ndi.grey_dilation(img, size=3, mode="wrap") for img in values])
+            expect(same(tool.run("grey_dilation", values, ["--batch", "--size", "3", "--mode", "wrap"]), want),
+                   "--batch grey_dilation wrap %s" % (stack.shape,))
         grey_stack = rng.integers(0, 9, size=(7, 8, 10)).astype(np.int16)
         for op in ("grey_opening", "morphological_gradient", "white_tophat"):
             want = np.stack([getattr(ndi, op)(img, size=(3, 2), mode="nearest") for img in grey_stack])
