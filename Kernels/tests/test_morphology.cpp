@@ -350,13 +350,33 @@ StructuringElement ballElement(int radius, bool flat2D, const int64_t origin[3])
   return s;
 }
 
-// On a volume, the one-plane elements too (a 3 x 3 square, a disk of
-// radius 2): each plane filtered alone, as a batch of 2D images is (the
-// command line's --batch runs a stack of images as one volume).
-void addPlanarElements(std::mt19937_64& rng, bool flat, std::vector<std::pair<std::string, StructuringElement>>& elements)
+// The register kernels' elements, named: the 3 x 3 (x 3) box at every
+// origin, the ball (disk) of radius 2 at random origins, and on a volume
+// the one-plane elements too (a 3 x 3 square, a disk of radius 2): each
+// plane filtered alone, as a batch of 2D images is (the command line's
+// --batch runs a stack of images as one volume).
+std::vector<std::pair<std::string, StructuringElement>> registerElements(std::mt19937_64& rng, bool flat)
 {
+  std::vector<std::pair<std::string, StructuringElement>> elements;
+  for (int origin = 0; origin < (flat ? 9 : 27); ++origin)
+  {
+    const int64_t boxDims[3] = { 3, 3, flat ? 1 : 3 };
+    StructuringElement s = StructuringElement::box(boxDims);
+    s.origin[0] = origin % 3 - 1;
+    s.origin[1] = (origin / 3) % 3 - 1;
+    s.origin[2] = flat ? 0 : origin / 9 - 1;
+    elements.emplace_back("3x3 box", s);
+  }
+  for (int k = 0; k < 6; ++k)
+  {
+    int64_t origin[3] = { 0, 0, 0 };
+    if (k > 0)
+      for (auto& o : origin)
+        o = static_cast<int64_t>(rng() % 5) - 2;
+    elements.emplace_back("ball 2", ballElement(2, flat, origin));
+  }
   if (flat)
-    return;
+    return elements;
   for (int k = 0; k < 3; ++k)
   {
     const int64_t squareDims[3] = { 3, 3, 1 };
@@ -367,6 +387,7 @@ void addPlanarElements(std::mt19937_64& rng, bool flat, std::vector<std::pair<st
     int64_t origin[3] = { static_cast<int64_t>(rng() % 5) - 2, static_cast<int64_t>(rng() % 5) - 2, 0 };
     elements.emplace_back("disk 2 on planes", ballElement(2, true, origin));
   }
+  return elements;
 }
 
 void checkRegisterShapes(std::mt19937_64& rng, bool gpu)
@@ -396,27 +417,7 @@ void checkRegisterShapes(std::mt19937_64& rng, bool gpu)
     for (int a = 0; a < 3; ++a)
       gs.strides[a] *= 2;
     const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]);
-    std::vector<std::pair<std::string, StructuringElement>> elements;
-    for (int origin = 0; origin < (flat ? 9 : 27); ++origin)
-    {
-      StructuringElement s;
-      s.dims[0] = s.dims[1] = 3;
-      s.dims[2] = flat ? 1 : 3;
-      s.origin[0] = origin % 3 - 1;
-      s.origin[1] = (origin / 3) % 3 - 1;
-      s.origin[2] = flat ? 0 : origin / 9 - 1;
-      s.footprint.assign(static_cast<size_t>(s.size()), 1);
-      elements.emplace_back("3x3 box", s);
-    }
-    for (int k = 0; k < 6; ++k)
-    {
-      int64_t origin[3] = { 0, 0, 0 };
-      if (k > 0)
-        for (auto& o : origin)
-          o = static_cast<int64_t>(rng() % 5) - 2;
-      elements.emplace_back("ball 2", ballElement(2, flat, origin));
-    }
-    addPlanarElements(rng, flat, elements);
+    const auto elements = registerElements(rng, flat);
     for (const auto& [name, s] : elements)
       for (int mode = 0; mode < 5; ++mode)
       {
@@ -457,9 +458,10 @@ void checkRegisterShapes(std::mt19937_64& rng, bool gpu)
 // The same elements for the binary operators, one iteration without a mask
 // (on the GPU: the byte kernel, BinaryRegisterKernel.cuh, which needs rows
 // of whole 4-voxel quads): every origin of the box, balls at random
-// origins, both border values, several types (nonzero is true, -0 is not,
-// NaN is), dense and sparse images; rows of 33 quads (a warp and one quad
-// more), planes of more than one tile of rows, and columns of many planes.
+// origins, the one-plane elements on volumes, both border values, several
+// types (nonzero is true, -0 is not, NaN is), dense and sparse images; rows
+// of 33 quads (a warp writes 30: two blocks along x, the second mostly
+// idle), planes of more than one tile of rows, and columns of many planes.
 // On the CPU, erosion is checked against the naive rule too; on the GPU,
 // the device API on a view with padded rows (strides that are not the
 // dims) gives the host API's bits.
@@ -471,7 +473,10 @@ std::vector<T> binaryValues(std::mt19937_64& rng, size_t count, int percentTrue)
   {
     const bool on = static_cast<int>(rng() % 100) < percentTrue;
     if constexpr (std::is_floating_point<T>::value)
-      v[k] = on ? (rng() % 9 == 0 ? std::numeric_limits<T>::quiet_NaN() : T(rng() % 5) - T(2.5)) : (rng() % 2 ? T(-0.0) : T(0));
+    {
+      const T nonzero = rng() % 9 == 0 ? std::numeric_limits<T>::quiet_NaN() : T(rng() % 5) - T(2.5);
+      v[k] = on ? nonzero : (rng() % 2 ? T(-0.0) : T(0));
+    }
     else
       v[k] = on ? static_cast<T>(1 + rng() % 200) : T(0);
   }
@@ -489,26 +494,9 @@ void checkBinaryRegisterShapes(std::mt19937_64& rng, bool gpu)
     const bool flat = n[2] == 1;
     const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
     const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]);
-    std::vector<std::pair<std::string, StructuringElement>> elements;
-    for (int origin = 0; origin < (flat ? 9 : 27); ++origin)
-    {
-      const int64_t boxDims[3] = { 3, 3, flat ? 1 : 3 };
-      StructuringElement s = StructuringElement::box(boxDims);
-      s.origin[0] = origin % 3 - 1;
-      s.origin[1] = (origin / 3) % 3 - 1;
-      s.origin[2] = flat ? 0 : origin / 9 - 1;
-      elements.emplace_back("3x3 box", s);
-    }
-    for (int k = 0; k < 6; ++k)
-    {
-      int64_t origin[3] = { 0, 0, 0 };
-      if (k > 0)
-        for (auto& o : origin)
-          o = static_cast<int64_t>(rng() % 5) - 2;
-      elements.emplace_back("ball 2", ballElement(2, flat, origin));
-    }
-    addPlanarElements(rng, flat, elements);
-    const std::vector<uint8_t> dense = binaryValues<uint8_t>(rng, count, 90), sparse = binaryValues<uint8_t>(rng, count, 8);
+    const auto elements = registerElements(rng, flat);
+    const std::vector<uint8_t> dense = binaryValues<uint8_t>(rng, count, 90);
+    const std::vector<uint8_t> sparse = binaryValues<uint8_t>(rng, count, 8);
     const std::vector<int16_t> shorts = binaryValues<int16_t>(rng, count, 80);
     const std::vector<float> floats = binaryValues<float>(rng, count, 85);
     const std::vector<double> doubles = binaryValues<double>(rng, count, 85);

@@ -230,7 +230,8 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
       if (g.centre[0] != 0)
       {
         const uint32_t left = __shfl_up_sync(0xffffffffu, v, 1), right = __shfl_down_sync(0xffffffffu, v, 1);
-        v = g.centre[0] > 0 ? __funnelshift_r(v, right, 8 * g.centre[0]) : __funnelshift_r(left, v, 32 + 8 * g.centre[0]);
+        v = g.centre[0] > 0 ? __funnelshift_r(v, right, 8 * g.centre[0])
+                            : __funnelshift_r(left, v, 32 + 8 * g.centre[0]);
       }
       if (i >= 2 * RZ && outputs && y + r < g.dims[1])
         to[r * quads] = ((v ^ flip) >> 7) & 0x01010101u;
@@ -279,12 +280,9 @@ void launchQuadShape(const GridView& image, const int centre[3], bool invert, bo
     g.centre[a] = centre[a];
   }
   const int64_t quads = image.dims[0] / kQuad;
-  const int64_t tiles = ((quads + kOutputLanes - 1) / kOutputLanes) * ((image.dims[1] + S::tileRows - 1) / S::tileRows);
-  // As the grey kernel: deep columns, but two full waves of blocks.
-  const int64_t wanted = 2 * int64_t(cuda::multiprocessorCount()) * S::blocksPerSM;
-  g.depth = 64;
-  while (g.depth > 8 && tiles * ((image.dims[2] + g.depth - 1) / g.depth) < wanted)
-    g.depth /= 2;
+  const int64_t tiles =
+    ((quads + kOutputLanes - 1) / kOutputLanes) * ((image.dims[1] + S::tileRows - 1) / S::tileRows);
+  g.depth = marchDepth<S>(tiles, image.dims[2]);
   const dim3 blocks(static_cast<unsigned>((quads + kOutputLanes - 1) / kOutputLanes),
     static_cast<unsigned>((image.dims[1] + S::tileRows - 1) / S::tileRows),
     static_cast<unsigned>((image.dims[2] + g.depth - 1) / g.depth));

@@ -244,12 +244,7 @@ bool launchShape(const GridView& image, const int centre[3], bool minimum, int m
   g.mode = mode;
   const int64_t tiles = ((image.dims[0] + outputLanes<S>() - 1) / outputLanes<S>()) *
     ((image.dims[1] + S::tileRows - 1) / S::tileRows);
-  // Deep columns of planes read the z halo less often; enough blocks for two
-  // full waves keep every multiprocessor busy to the end.
-  const int64_t wanted = 2 * int64_t(cuda::multiprocessorCount()) * S::blocksPerSM;
-  g.depth = 64;
-  while (g.depth > 8 && tiles * ((image.dims[2] + g.depth - 1) / g.depth) < wanted)
-    g.depth /= 2;
+  g.depth = marchDepth<S>(tiles, image.dims[2]);
   const dim3 blocks(static_cast<unsigned>((image.dims[0] + outputLanes<S>() - 1) / outputLanes<S>()),
     static_cast<unsigned>((image.dims[1] + S::tileRows - 1) / S::tileRows),
     static_cast<unsigned>((image.dims[2] + g.depth - 1) / g.depth));

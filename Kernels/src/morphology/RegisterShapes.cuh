@@ -6,6 +6,8 @@
 
 #include "ElementOffsets.h"
 
+#include "../common/CudaUtil.cuh"
+
 namespace topovox
 {
 namespace morphology
@@ -65,6 +67,18 @@ bool matches(const ElementOffsets& e, int centre[3])
       return false; // offsets are distinct: the count and this make the sets equal
   }
   return true;
+}
+// Output planes per block for `tiles` column tiles of `planes` planes:
+// deep columns read the z halo less often, but enough blocks for two full
+// waves keep every multiprocessor busy to the end.
+template <class S>
+int marchDepth(int64_t tiles, int64_t planes)
+{
+  const int64_t wanted = 2 * int64_t(cuda::multiprocessorCount()) * S::blocksPerSM;
+  int depth = 64;
+  while (depth > 8 && tiles * ((planes + depth - 1) / depth) < wanted)
+    depth /= 2;
+  return depth;
 }
 } // namespace registers
 } // namespace morphology
