@@ -18,7 +18,9 @@ constexpr size_t kChunk = size_t(32) << 20;
 // copy and kept for its later ones (a series, a training loop). Pinning
 // costs about as much as copying through the pages once, so only the first
 // call pays it. Never freed: a thread_local's destructor could run after the
-// CUDA runtime has shut down at process exit.
+// CUDA runtime has shut down at process exit. filled[k] marks the end of
+// the last DMA that used chunk k, either way: the host touches chunk k only
+// after it.
 struct Staging
 {
   char* chunk[2] = { nullptr, nullptr };
@@ -37,6 +39,20 @@ struct Staging
     }
   }
 };
+
+Staging& threadStaging()
+{
+  static thread_local Staging staging;
+  staging.ensure();
+  return staging;
+}
+
+void copyChunk(char* to, const char* from, size_t n, int threads)
+{
+  parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
+    std::memcpy(to + k0, from + k0, static_cast<size_t>(k1 - k0));
+  });
+}
 } // namespace
 
 void copyToHost(void* host, const void* device, size_t bytes, int threads)
@@ -55,8 +71,9 @@ void copyToHost(void* host, const void* device, size_t bytes, int threads)
       check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
     return;
   }
-  static thread_local Staging staging;
-  staging.ensure();
+  Staging& staging = threadStaging();
+  // (A copy to the device may still be reading a chunk: the DMAs below
+  // follow it on the staging stream.)
   const size_t chunks = (bytes + kChunk - 1) / kChunk;
   auto issue = [&](size_t i) {
     const size_t at = i * kChunk, n = std::min(kChunk, bytes - at);
@@ -73,11 +90,33 @@ void copyToHost(void* host, const void* device, size_t bytes, int threads)
       issue(i + 1);
     check(cudaEventSynchronize(staging.filled[i & 1]), "cudaEventSynchronize");
     const size_t at = i * kChunk, n = std::min(kChunk, bytes - at);
-    const char* from = staging.chunk[i & 1];
-    char* to = static_cast<char*>(host) + at;
-    parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
-      std::memcpy(to + k0, from + k0, static_cast<size_t>(k1 - k0));
-    });
+    copyChunk(static_cast<char*>(host) + at, staging.chunk[i & 1], n, threads);
+  }
+}
+
+void copyToDevice(void* device, const void* host, size_t bytes, int threads)
+{
+  if (bytes < kChunk * 2)
+  {
+    if (bytes)
+      check(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    return;
+  }
+  Staging& staging = threadStaging();
+  // The staging stream is a blocking one: work the caller then queues on
+  // the legacy default stream waits for these copies.
+  const size_t chunks = (bytes + kChunk - 1) / kChunk;
+  for (size_t i = 0; i < chunks; ++i)
+  {
+    const size_t at = i * kChunk, n = std::min(kChunk, bytes - at);
+    // The DMA that last used this chunk (two chunks ago, or a copy of an
+    // earlier call) is done with it.
+    check(cudaEventSynchronize(staging.filled[i & 1]), "cudaEventSynchronize");
+    copyChunk(staging.chunk[i & 1], static_cast<const char*>(host) + at, n, threads);
+    check(cudaMemcpyAsync(static_cast<char*>(device) + at, staging.chunk[i & 1], n, cudaMemcpyHostToDevice,
+            staging.stream),
+      "cudaMemcpyAsync");
+    check(cudaEventRecord(staging.filled[i & 1], staging.stream), "cudaEventRecord");
   }
 }
 }

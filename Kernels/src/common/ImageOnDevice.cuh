@@ -1,11 +1,14 @@
 // ImageOnDevice.cuh - an image in GPU memory for the length of a call: the
 // caller's own view when it already lives there (any strides), else a
 // contiguous copy of the host image (strided host views, such as one
-// component of a VTK array, are packed on the host first).
+// component of a VTK array, are packed on the host first), copied through
+// pinned chunks on all threads (HostCopy.h).
 #pragma once
 
 #include "CudaUtil.cuh"
+#include "HostCopy.h"
 
+#include "topovox/Device.h"
 #include "topovox/Grid.h"
 
 #include <algorithm>
@@ -29,7 +32,7 @@ struct ImageOnDevice
     const size_t size = scalarTypeSize(image.type);
     const size_t bytes = static_cast<size_t>(image.voxelCount()) * size;
     if (image.isContiguous())
-      check(cudaMemcpy(copy.ptr, image.data, bytes, cudaMemcpyHostToDevice), "copy to GPU");
+      copyToDevice(copy.ptr, image.data, bytes, defaultThreadCount());
     else
     {
       std::vector<unsigned char> packed(bytes);
@@ -40,7 +43,7 @@ struct ImageOnDevice
           for (int64_t x = 0; x < image.dims[0]; ++x, at += size)
             std::copy_n(from + size * static_cast<size_t>(x * image.strides[0] + y * image.strides[1] +
               z * image.strides[2]), size, packed.data() + at);
-      check(cudaMemcpy(copy.ptr, packed.data(), bytes, cudaMemcpyHostToDevice), "copy to GPU");
+      copyToDevice(copy.ptr, packed.data(), bytes, defaultThreadCount());
     }
     view = GridView::contiguous(copy.ptr, image.type, image.dims[0], image.dims[1], image.dims[2], MemorySpace::Device);
   }

@@ -17,12 +17,14 @@
 // with most voxels farther than kCrowdRadius, goes through the lower
 // envelope instead: one thread a line builds it (buildEnvelope), one thread
 // a segment of it answers (envelopeEntry).
+#include "topovox/Device.h"
 #include "topovox/DistanceTransformOnDevice.h"
 
 #include "DistanceBackends.h"
 #include "EdtLine.h"
 
 #include "../common/CudaUtil.cuh"
+#include "../common/HostCopy.h"
 #include "../common/ScalarDispatch.h"
 
 #include <cub/device/device_select.cuh>
@@ -486,18 +488,18 @@ void edtGPU(const uint8_t* fg, const int64_t dims[3], const double sampling[3], 
   PooledArray<uint8_t> foreground(count);
   PooledArray<double> distances(count);
   PooledArray<int32_t> indices(withIndices ? 3 * count : 0);
-  check(cudaMemcpy(foreground.ptr, fg, count, cudaMemcpyHostToDevice), "cudaMemcpy");
+  const int threads = defaultThreadCount();
+  cuda::copyToDevice(foreground.ptr, fg, count, threads);
   if (!edtOnDevice(ZeroByte{ foreground.ptr, dims[0], dims[1] }, dims, sampling, distances.ptr,
         withIndices ? indices.ptr : nullptr))
     throw std::runtime_error("the distance transform needs a background voxel");
   out.distances.resize(count);
-  check(cudaMemcpy(out.distances.data(), distances.ptr, count * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cuda::copyToHost(out.distances.data(), distances.ptr, count * sizeof(double), threads);
   if (withIndices)
     for (int a = 0; a < 3; ++a)
     {
       out.indices[a].resize(count);
-      check(cudaMemcpy(out.indices[a].data(), indices.ptr + a * count, count * sizeof(int32_t),
-        cudaMemcpyDeviceToHost), "cudaMemcpy");
+      cuda::copyToHost(out.indices[a].data(), indices.ptr + a * count, count * sizeof(int32_t), threads);
     }
 }
 } // namespace distance

@@ -27,6 +27,7 @@
 #include "MorphologyBackends.h"
 
 #include "../common/CudaUtil.cuh"
+#include "../common/HostCopy.h"
 #include "../common/ImageOnDevice.cuh"
 #include "../common/ScalarDispatch.h"
 
@@ -392,8 +393,7 @@ void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, co
       if (outMemory == MemorySpace::Device)
         check(cudaDeviceSynchronize(), "binary morphology");
       else
-        check(cudaMemcpy(out, result.ptr, static_cast<size_t>(image.voxelCount()), cudaMemcpyDeviceToHost),
-          "cudaMemcpy");
+        cuda::copyToHost(out, result.ptr, static_cast<size_t>(image.voxelCount()), defaultThreadCount());
       return;
     }
   }
@@ -429,7 +429,7 @@ void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, co
   }
   PooledArray<uint8_t> bytes(static_cast<size_t>(n));
   unpack(current, g, bytes.ptr);
-  check(cudaMemcpy(out, bytes.ptr, static_cast<size_t>(n), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cuda::copyToHost(out, bytes.ptr, static_cast<size_t>(n), defaultThreadCount());
 }
 } // namespace morphology
 

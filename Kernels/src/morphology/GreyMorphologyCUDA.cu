@@ -23,6 +23,7 @@
 #include "SeparableMinMax.h"
 
 #include "../common/CudaUtil.cuh"
+#include "../common/HostCopy.h"
 #include "../common/ImageOnDevice.cuh"
 #include "../common/ScalarDispatch.h"
 
@@ -685,7 +686,7 @@ bool greyGPU(const GridView& image, const StructuringElement& prepared, const El
   if (special)
     return false;
   if (outMemory == MemorySpace::Host)
-    check(cudaMemcpy(out, staged.ptr, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cuda::copyToHost(out, staged.ptr, bytes, defaultThreadCount());
   return true;
 }
 } // namespace morphology
