@@ -50,9 +50,10 @@ namespace morphology
 namespace registers
 {
 // The float kernels' shapes (ptxas -v: no spills for float). The ball: 4
-// rows in 76 registers, three blocks per multiprocessor, 0.67 ms at 512^3
-// on the H200, against 0.73 in two blocks, 0.79 for 2 rows in four and 0.81
-// for 3 rows in three (8 box rows in three: 0.57 against 0.53).
+// rows in 78 registers, three blocks per multiprocessor (0.57 ms at 512^3
+// on the H200). Measured before the folds took fminf: 0.67 ms so, against
+// 0.73 in two blocks, 0.79 for 2 rows in four and 0.81 for 3 rows in three
+// (8 box rows in three: 0.57 against 0.53).
 using Box3 = Shape<1, 1, false, 4, 4>;
 using Square3 = Shape<1, 0, false, 4, 4>;
 using Ball2 = Shape<2, 2, true, 4, 3>;
