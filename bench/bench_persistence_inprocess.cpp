@@ -4,14 +4,15 @@
 // exists and the libraries are loaded (the whole-process times of the
 // driver include both).
 //
-//   bench_persistence_inprocess FILE DTYPE NX NY NZ DEVICE REPEAT [batch]
+//   bench_persistence_inprocess FILE DTYPE NX NY NZ DEVICE REPEAT [batch | batch3d DEPTH]
 //
 // FILE: raw, x fastest; DTYPE uint8, int16, uint16 or float32; DEVICE cpu
 // or gpu (all CPU threads either way). One warm-up call, then the best of
 // REPEAT calls of computePersistence (V construction, sublevel sets;
 // BenchRaw.h's bestOfMs). Prints one JSON object: the best time in ms, the
 // stages of the last call, the number of pairs. With "batch": the NZ planes are NZ images of NX x NY, one
-// computePersistenceBatch call (no stages; the time per image as well).
+// computePersistenceBatch call (no stages; the time per image as well);
+// with "batch3d DEPTH": NZ / DEPTH volumes of NX x NY x DEPTH, the same way.
 #include "BenchRaw.h"
 #include "topovox/Persistence.h"
 
@@ -26,9 +27,11 @@ using namespace topovox;
 
 int main(int argc, char** argv)
 {
-  if (argc != 8 && !(argc == 9 && std::string(argv[8]) == "batch"))
+  const bool batch2d = argc == 9 && std::string(argv[8]) == "batch";
+  const bool batch3d = argc == 10 && std::string(argv[8]) == "batch3d";
+  if (argc != 8 && !batch2d && !batch3d)
   {
-    std::fprintf(stderr, "usage: %s FILE DTYPE NX NY NZ DEVICE REPEAT [batch]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE DTYPE NX NY NZ DEVICE REPEAT [batch | batch3d DEPTH]\n", argv[0]);
     return 2;
   }
   const std::string dtype = argv[2];
@@ -58,18 +61,27 @@ int main(int argc, char** argv)
   PersistenceOptions options;
   options.device = std::string(argv[6]) == "gpu" ? Device::GPU : Device::CPU;
   const int repeat = std::max(1, std::atoi(argv[7]));
-  if (argc == 9)
+  if (batch2d || batch3d)
   {
+    // Images of `depth` planes each, one after the other.
+    const int64_t depth = batch3d ? std::atoll(argv[9]) : 1;
+    if (depth < 1 || nz % depth != 0)
+    {
+      std::fprintf(stderr, "DEPTH must divide NZ\n");
+      return 2;
+    }
     std::vector<GridView> images;
-    for (int64_t k = 0; k < nz; ++k)
-      images.push_back(GridView::contiguous(data.data() + k * nx * ny * scalarTypeSize(type), type, nx, ny, 1));
+    for (int64_t k = 0; k < nz / depth; ++k)
+      images.push_back(
+        GridView::contiguous(data.data() + k * nx * ny * depth * scalarTypeSize(type), type, nx, ny, depth));
     std::vector<PersistenceDiagram> d;
     const double ms = bestOfMs([&] { d = computePersistenceBatch(images, options); }, repeat);
     size_t pairs = 0;
     for (const PersistenceDiagram& one : d)
       pairs += one.pairs.size();
     std::printf("{\"ms\": %.3f, \"us_per_image\": %.1f, \"device\": \"%s\", \"pairs\": %zu}\n", ms,
-      1e3 * ms / static_cast<double>(nz), !d.empty() && d[0].device == Device::GPU ? "gpu" : "cpu", pairs);
+      1e3 * ms / static_cast<double>(images.size()), !d.empty() && d[0].device == Device::GPU ? "gpu" : "cpu",
+      pairs);
     return 0;
   }
   const GridView grid = GridView::contiguous(data.data(), type, nx, ny, nz);
