@@ -175,7 +175,7 @@ struct BatchPairs
     for (int64_t p : pairs)
     {
       PairResult& r = results[static_cast<size_t>(p)];
-      r.error = norm2(std::vector<double>(tmp.begin() + p * d, tmp.begin() + (p + 1) * d));
+      r.error = norm2(tmp.data() + p * d, d);
       if (r.error < stopThr)
         stop(p, true);
     }
@@ -202,7 +202,7 @@ struct BatchPairs
 } // namespace
 
 // The scaling method for n pairs at once (n >= 2, d >= 256): each pair's
-// iterations exactly as scaling() runs them (every output the same sum in
+// iterations exactly as scalingPair() runs them (every output the same sum in
 // the same order, so the same numbers bit for bit, and each pair stops on
 // its own), but each half-iteration reads K once for up to kBatchPairs
 // pairs instead of once per pair. From d = 256 K outgrows the caches, and
@@ -216,7 +216,6 @@ void scalingBatch(const double* a, const double* b, const std::vector<double>& M
   BatchPairs batch(n, results);
   std::vector<int64_t> active;
   const PairTiles tiles(d, n, threads, active);
-  auto byGroups = [&](const std::function<void(int64_t, const int64_t*, int)>& body) { tiles.run(body); };
   // K^T u for the tile's pairs, columns j0..: out(pair index in the tile,
   // column j, sum).
   auto columnSumsOf = [&](int64_t j0, const int64_t* pairs, int m, const std::function<void(int, int64_t, double)>& out) {
@@ -239,14 +238,14 @@ void scalingBatch(const double* a, const double* b, const std::vector<double>& M
       std::copy_n(u.begin() + p * d, d, uprev.begin() + p * d);
       std::copy_n(v.begin() + p * d, d, vprev.begin() + p * d);
     }
-    byGroups([&](int64_t j0, const int64_t* pairs, int m) {
+    tiles.run([&](int64_t j0, const int64_t* pairs, int m) {
       columnSumsOf(j0, pairs, m, [&](int t, int64_t j, double sum) {
         const size_t at = static_cast<size_t>(pairs[t] * d + j);
         ktu[at] = sum;
         v[at] = b[at] / sum;
       });
     });
-    byGroups([&](int64_t i0, const int64_t* pairs, int m) {
+    tiles.run([&](int64_t i0, const int64_t* pairs, int m) {
       // Rows i0.. together: s_i = sum_j ((1 / a_i) K[i][j]) v_j.
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, d - i0));
       double s[kBatchPairs][kLanes] = {}, inverse[kBatchPairs][kLanes] = {};
@@ -284,7 +283,7 @@ void scalingBatch(const double* a, const double* b, const std::vector<double>& M
     if (ii % 10 != 0 || checked.empty())
       continue;
     active = checked;
-    byGroups([&](int64_t j0, const int64_t* pairs, int m) {
+    tiles.run([&](int64_t j0, const int64_t* pairs, int m) {
       columnSumsOf(j0, pairs, m, [&](int t, int64_t j, double sum) {
         const size_t at = static_cast<size_t>(pairs[t] * d + j);
         tmp[at] = sum * v[at] - b[at]; // u_i K_ij = K_ij u_i: the same products
@@ -299,11 +298,11 @@ void scalingBatch(const double* a, const double* b, const std::vector<double>& M
 }
 
 // The log domain for n pairs at once (n >= 2, d >= 256, factored
-// matrices): each pair's iterations exactly as logDomain() runs them (the
+// matrices): each pair's iterations exactly as logDomainPair() runs them (the
 // same sums in the same order, bit for bit), E and ET read once per
 // half-iteration for a tile of pairs instead of once per pair. A pair
 // whose potentials' maximum is not finite is summed by the definition, on
-// its own, as logDomain() sums it.
+// its own, as logDomainPair() sums it.
 void logDomainBatch(const double* a, const double* b, const std::vector<double>& M, const LogMatrices& L, int64_t d,
   int64_t n, const SinkhornOptions& o, double* plans, int threads, std::vector<PairResult>& results)
 {

@@ -8,11 +8,11 @@ namespace topovox
 {
 namespace transport
 {
-double norm2(const std::vector<double>& x)
+double norm2(const double* x, int64_t n)
 {
   double s = 0;
-  for (double v : x)
-    s += v * v;
+  for (int64_t k = 0; k < n; ++k)
+    s += x[k] * x[k];
   return std::sqrt(s);
 }
 

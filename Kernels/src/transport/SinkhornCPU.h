@@ -19,8 +19,12 @@ namespace topovox
 {
 namespace transport
 {
-// ||x||_2.
-double norm2(const std::vector<double>& x);
+// ||x||_2 of n values (of all of x).
+double norm2(const double* x, int64_t n);
+inline double norm2(const std::vector<double>& x)
+{
+  return norm2(x.data(), static_cast<int64_t>(x.size()));
+}
 
 // log(sum(exp(x))) over n values with a stride, -inf when all are -inf.
 double logSumExp(const double* x, int64_t n, int64_t stride);
@@ -76,16 +80,13 @@ struct LogMatrices
   bool factored = false, columns = false;
   LogMatrices(const std::vector<double>& M, int64_t d, double reg, bool columnsLayout)
     : Mr(M.size())
-    , MrT(M.size())
     , columns(columnsLayout)
   {
     for (size_t k = 0; k < M.size(); ++k)
       Mr[k] = -M[k] / reg;
     // Its transpose too: the column sums below then read memory in order
     // (the same values in the same order: the same results).
-    for (int64_t i = 0; i < d; ++i)
-      for (int64_t j = 0; j < d; ++j)
-        MrT[static_cast<size_t>(j * d + i)] = Mr[static_cast<size_t>(i * d + j)];
+    MrT = transposed(Mr, d);
     factored = factorRows(Mr, d, E, rowMax) && factorRows(MrT, d, ET, rowMaxT);
     if (factored && columns)
     {
