@@ -400,6 +400,24 @@ int main(int argc, char** argv)
   unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
   compare("float 70x66x33, little output room", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
+  // Traversals stopped after 3 steps: the second pass (heaps in shared
+  // memory) runs most of them from the start, or, without it, the CPU.
+  setenv("TOPOVOX_GPU_BOUNDARY_STEPS", "3", 1);
+  compare("float 70x66x33, traversals stopped early", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  setenv("TOPOVOX_GPU_BOUNDARY_RETRY", "0", 1);
+  compare("float 70x66x33, traversals stopped early, no second pass",
+    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
+  unsetenv("TOPOVOX_GPU_BOUNDARY_STEPS");
+  // Without the cells' keys (batches of more than 2^27 voxels): each face's
+  // key from its owner's rank.
+  setenv("TOPOVOX_GPU_CELL_KEYS", "0", 1);
+  compare("float 70x66x33, keys from ranks", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  setenv("TOPOVOX_GPU_BOUNDARY_STEPS", "3", 1);
+  compare("float 70x66x33, keys from ranks, traversals stopped early",
+    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  unsetenv("TOPOVOX_GPU_BOUNDARY_STEPS");
+  unsetenv("TOPOVOX_GPU_CELL_KEYS");
   std::vector<uint8_t> thin = randomValues<uint8_t>(rng, 40 * 30 * 3, 4);
   // The device out of memory in the boundaries (a scratch of 16 TB asked
   // for): the gradient rebuilt on the CPU, which computes them all.

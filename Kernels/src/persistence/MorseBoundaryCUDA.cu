@@ -1,19 +1,18 @@
 // MorseBoundaryCUDA.cu - Morse boundaries on the GPU, from a gradient the
-// summary left there (MorseDevice.cuh): one thread a critical cell runs
-// MorsePiece's traversal - a max-heap of the chain's cells, the largest
-// taken with the parity of its copies, a critical cell kept, a cell paired
-// upwards replaced by the other faces of its coface - in the same order
-// (rank * 32 + step is MorsePiece's Key), so the boundaries are the same.
+// summary left there (MorseDevice.cuh), each traversal as MorsePiece's
+// (MorseChain.cuh), so the boundaries are the same.
 //
-// Why a thread a cell: on a 256^3 volume 65,000 boundaries take 100 heap
-// steps on average, and the largest heap holds 150 cells (bonsai_256), so
-// each traversal fits a small scratch of its own; the longest (11,000
-// steps, 35,000 on engine_256x256x128, each a few dependent loads) bounds
-// the kernel. A traversal that outgrows its scratch, or whose record does
-// not fit the output, is retried with a larger one, and what still does not
-// fit is handed back to the CPU, which computes it from the gradient copied
-// to the host.
-#include "MorseDevice.cuh"
+// Two passes. On a 256^3 volume 65,000 boundaries take 100 steps on
+// average, and the largest chain holds 150 cells (bonsai_256): pass 1 runs
+// one thread a cell, each with a small heap of its own, and stops a
+// traversal after 1,024 steps. A few take thousands (the longest:
+// bonsai_256 11,000, colin27_t1 28,000, engine_256x256x128 35,000; 2-cells
+// whose chains sweep plateaus), where a thread's step took about 2 us and
+// the longest traversal was the kernel's time: pass 2 runs those stopped,
+// and those whose heap or record did not fit, one warp a cell (WarpChain).
+// What still does not fit is handed back to the CPU, which computes it from
+// the gradient copied to the host.
+#include "MorseChain.cuh"
 
 #include "../common/HostCopy.h"
 #include "../common/LargeArray.h"
@@ -24,6 +23,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -35,202 +35,45 @@ namespace
 {
 using cuda::check;
 
-// A chain cell: its order key and its coordinates, 21 bits an axis.
-struct Entry
-{
-  uint64_t key;
-  uint64_t at;
-};
-
-__device__ __forceinline__ uint64_t pack(const int64_t c[3])
-{
-  return uint64_t(c[0]) | (uint64_t(c[1]) << 21) | (uint64_t(c[2]) << 42);
-}
-__device__ __forceinline__ void unpack(uint64_t at, int64_t c[3])
-{
-  const uint64_t mask = (uint64_t(1) << 21) - 1;
-  c[0] = int64_t(at & mask);
-  c[1] = int64_t((at >> 21) & mask);
-  c[2] = int64_t(at >> 42);
-}
-
-struct Traversal
-{
-  const uint16_t* cellWord; // DeviceGradient::cellWord
-  const uint32_t* rank;
-  BatchGrid grid;
-  int heapCapacity, outCapacity;
-};
-
-// One thread's traversal of image b's cell at c (see the file comment).
-class Chain
-{
-public:
-  __device__ Chain(const Traversal& t, int64_t b, Entry* heap, uint32_t* out)
-    : T(t)
-    , CellBase(b * t.grid.cells)
-    , VoxelBase(b * t.grid.voxels)
-    , Heap(heap)
-    , Out(out)
-  {
-  }
-  // The number of entries written to out (sorted), or -1 on overflow.
-  __device__ int run(const int64_t c[3])
-  {
-    pushFaces(c, -1);
-    while (Size > 0 && !Overflow)
-    {
-      const Entry top = pop();
-      int parity = 1;
-      while (Size > 0 && Heap[0].at == top.at)
-      {
-        pop();
-        ++parity;
-      }
-      if (!(parity & 1))
-        continue;
-      int64_t f[3];
-      unpack(top.at, f);
-      const int64_t cell = index(f);
-      const uint8_t s = T.cellWord[CellBase + cell] & 15;
-      if (s == kCritical)
-      {
-        if (Count == T.outCapacity)
-          return -1;
-        Out[Count++] = static_cast<uint32_t>(cell);
-      }
-      else if (s >= kUp && s < kDown)
-      {
-        const int code = s - kUp;
-        f[code >> 1] += (code & 1) ? 1 : -1;
-        pushFaces(f, cell);
-      }
-    }
-    if (Overflow)
-      return -1;
-    for (int i = 1; i < Count; ++i) // a few entries: insertion sort
-    {
-      const uint32_t v = Out[i];
-      int j = i - 1;
-      for (; j >= 0 && Out[j] > v; --j)
-        Out[j + 1] = Out[j];
-      Out[j + 1] = v;
-    }
-    return Count;
-  }
-
-private:
-  __device__ int64_t index(const int64_t c[3]) const
-  {
-    return c[0] + T.grid.cellDims[0] * (c[1] + T.grid.cellDims[1] * c[2]);
-  }
-  // The faces of the cell at c but `except`, those that can reach a
-  // critical cell (critical, or paired with a coface), as MorsePiece's.
-  // Why in three rounds: a long traversal is a chain of dependent loads
-  // (the faces' words, then their owners' ranks); loading all faces'
-  // words, then all ranks, keeps up to six loads in flight instead of one.
-  __device__ void pushFaces(const int64_t c[3], int64_t except)
-  {
-    const int64_t stride[3] = { 1, T.grid.cellDims[0], T.grid.cellDims[0] * T.grid.cellDims[1] };
-    const int64_t cell = index(c);
-    int64_t face[6];
-    int side[6];
-    uint16_t word[6];
-    uint32_t rank[6];
-#pragma unroll
-    for (int i = 0; i < 6; ++i)
-    {
-      const int a = i >> 1;
-      side[i] = (i & 1) ? 1 : -1;
-      face[i] = T.grid.active[a] && (c[a] & 1) ? cell + side[i] * stride[a] : -1;
-      if (face[i] == except)
-        face[i] = -1;
-    }
-#pragma unroll
-    for (int i = 0; i < 6; ++i)
-      word[i] = face[i] >= 0 ? T.cellWord[CellBase + face[i]] : 0;
-#pragma unroll
-    for (int i = 0; i < 6; ++i)
-    {
-      const uint8_t state = word[i] & 15;
-      if (state != kCritical && !(state >= kUp && state < kDown))
-        face[i] = -1;
-      if (face[i] < 0)
-        continue;
-      const uint8_t code = (word[i] >> 9) & 7;
-      int64_t v[3];
-      for (int a = 0; a < 3; ++a)
-      {
-        const int64_t f = c[a] + (a == (i >> 1) ? side[i] : 0);
-        v[a] = T.grid.active[a] ? cubical::firstTouched(f, T.grid.tConstruction) + ((code >> a) & 1) : 0;
-      }
-      rank[i] = T.rank[VoxelBase + v[0] + T.grid.voxelDims[0] * (v[1] + T.grid.voxelDims[1] * v[2])];
-    }
-#pragma unroll
-    for (int i = 0; i < 6; ++i)
-      if (face[i] >= 0)
-      {
-        int64_t f[3] = { c[0], c[1], c[2] };
-        f[i >> 1] += side[i];
-        push(Entry{ uint64_t(rank[i]) * 32 + ((word[i] >> 4) & 31), pack(f) });
-      }
-  }
-  __device__ void push(const Entry& e)
-  {
-    if (Size == T.heapCapacity)
-    {
-      Overflow = true;
-      return;
-    }
-    int i = Size++;
-    while (i > 0)
-    {
-      const int parent = (i - 1) >> 1;
-      if (Heap[parent].key >= e.key)
-        break;
-      Heap[i] = Heap[parent];
-      i = parent;
-    }
-    Heap[i] = e;
-  }
-  __device__ Entry pop()
-  {
-    const Entry top = Heap[0];
-    const Entry last = Heap[--Size];
-    int i = 0;
-    for (;;)
-    {
-      int child = 2 * i + 1;
-      if (child >= Size)
-        break;
-      if (child + 1 < Size && Heap[child + 1].key > Heap[child].key)
-        ++child;
-      if (Heap[child].key <= last.key)
-        break;
-      Heap[i] = Heap[child];
-      i = child;
-    }
-    if (Size > 0)
-      Heap[i] = last;
-    return top;
-  }
-
-  const Traversal& T;
-  int64_t CellBase, VoxelBase;
-  Entry* Heap;
-  uint32_t* Out;
-  int Size = 0, Count = 0;
-  bool Overflow = false;
-};
-
 // Records go to `flat` as MorsePiece::boundaries lays them out (cell,
 // count, entries), each at a place taken atomically; cells whose traversal
 // or record does not fit go to `left`. sizes: [0] places taken, [1] cells
 // left, [2] the first place taken that did not fit (records below it are
 // all written; set to all ones before the launch).
+struct Records
+{
+  int64_t* flat;
+  unsigned long long capacity;
+  unsigned long long* sizes;
+  int64_t* left;
+};
+
+// Where cell's record of n entries goes (taken by one thread), or
+// `capacity` when it goes to `left` (n < 0: it did not fit the scratch).
+__device__ unsigned long long placeRecord(const Records& r, int64_t cell, int n)
+{
+  unsigned long long at = r.capacity;
+  if (n >= 0)
+    at = atomicAdd(&r.sizes[0], 2ull + unsigned(n));
+  if (n >= 0 && at + 2 + n <= r.capacity)
+    return at;
+  if (n >= 0)
+    atomicMin(&r.sizes[2], at);
+  r.left[atomicAdd(&r.sizes[1], 1ull)] = cell;
+  return r.capacity;
+}
+
+__device__ void cellCoordinates(const BatchGrid& g, int64_t cell, int64_t c[3])
+{
+  c[0] = cell % g.cellDims[0];
+  c[1] = (cell / g.cellDims[0]) % g.cellDims[1];
+  c[2] = cell / (g.cellDims[0] * g.cellDims[1]);
+}
+
+// A thread a cell (Chain), its heap in `heaps`; a traversal stopped after
+// maxSteps steps goes to `left`.
 __global__ void boundaryKernel(const int64_t* __restrict__ cells, int64_t count, int64_t image, Traversal t,
-  Entry* heaps, uint32_t* outs, int64_t* flat, unsigned long long flatCapacity, unsigned long long* sizes,
-  int64_t* left)
+  int maxSteps, Entry* heaps, uint32_t* outs, Records r)
 {
   const int64_t threads = int64_t(gridDim.x) * blockDim.x, me = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   Entry* heap = heaps + me * t.heapCapacity;
@@ -238,25 +81,51 @@ __global__ void boundaryKernel(const int64_t* __restrict__ cells, int64_t count,
   for (int64_t k = me; k < count; k += threads)
   {
     const int64_t cell = cells[k];
-    const int64_t c[3] = { cell % t.grid.cellDims[0], (cell / t.grid.cellDims[0]) % t.grid.cellDims[1],
-      cell / (t.grid.cellDims[0] * t.grid.cellDims[1]) };
+    int64_t c[3];
+    cellCoordinates(t.grid, cell, c);
     // Not critical (a caller's mistake): the CPU path reports it.
     Chain chain(t, image, heap, out);
-    const int n = (t.cellWord[image * t.grid.cells + cell] & 15) == kCritical ? chain.run(c) : -1;
-    unsigned long long at = flatCapacity;
-    if (n >= 0)
-      at = atomicAdd(&sizes[0], 2ull + unsigned(n));
-    if (n < 0 || at + 2 + n > flatCapacity)
-    {
-      if (n >= 0)
-        atomicMin(&sizes[2], at);
-      left[atomicAdd(&sizes[1], 1ull)] = cell;
+    const int n = (t.cellWord[image * t.grid.cells + cell] & 15) == kCritical ? chain.run(c, maxSteps) : -1;
+    const unsigned long long at = placeRecord(r, cell, n);
+    if (at == r.capacity)
       continue;
-    }
-    flat[at] = cell;
-    flat[at + 1] = n;
+    r.flat[at] = cell;
+    r.flat[at + 1] = n;
     for (int i = 0; i < n; ++i)
-      flat[at + 2 + i] = out[i];
+      r.flat[at + 2 + i] = out[i];
+  }
+}
+
+// A warp a cell (WarpChain), its heaps in the block's shared memory.
+__global__ void warpBoundaryKernel(
+  const int64_t* __restrict__ cells, int64_t count, int64_t image, Traversal t, uint32_t* outs, Records r)
+{
+  extern __shared__ uint64_t pools[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x >> 5), me = blockIdx.x * int64_t(blockDim.x >> 5) + warp;
+  uint64_t* keys = pools + int64_t(warp) * 2 * t.heapCapacity;
+  uint32_t* out = outs + me * t.outCapacity;
+  for (int64_t k = me; k < count; k += warps)
+  {
+    const int64_t cell = cells[k];
+    int64_t c[3];
+    cellCoordinates(t.grid, cell, c);
+    WarpChain chain(t, image, keys, keys + t.heapCapacity, out);
+    const int n = (t.cellWord[image * t.grid.cells + cell] & 15) == kCritical ? chain.run(c) : -1;
+    unsigned long long at = 0;
+    if (lane == 0)
+      at = placeRecord(r, cell, n);
+    at = __shfl_sync(~0u, at, 0);
+    if (at == r.capacity)
+      continue;
+    if (lane == 0)
+    {
+      r.flat[at] = cell;
+      r.flat[at + 1] = n;
+    }
+    for (int i = lane; i < n; i += 32)
+      r.flat[at + 2 + i] = out[i];
+    __syncwarp();
   }
 }
 
@@ -285,6 +154,33 @@ __global__ void packKernel(const uint8_t* __restrict__ state, const uint8_t* __r
 {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     word[i] = static_cast<uint16_t>(state[i] | (step[i] << 4) | (owner[i] << 9));
+}
+
+// Each cell's key, rank * 32 + step, from its word and its owner's rank (0
+// for cells no traversal takes: neither critical nor paired upwards).
+__global__ void keyKernel(const uint16_t* __restrict__ word, const uint32_t* __restrict__ rank, BatchGrid grid,
+  int64_t images, uint32_t* key)
+{
+  const int64_t n = images * grid.cells;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  {
+    const uint16_t w = word[i];
+    const uint8_t state = w & 15;
+    if (state != kCritical && !(state >= kUp && state < kDown))
+    {
+      key[i] = 0;
+      continue;
+    }
+    const int64_t b = i / grid.cells, cell = i - b * grid.cells;
+    const int64_t c[3] = { cell % grid.cellDims[0], (cell / grid.cellDims[0]) % grid.cellDims[1],
+      cell / (grid.cellDims[0] * grid.cellDims[1]) };
+    const uint8_t code = (w >> 9) & 7;
+    int64_t v[3];
+    for (int a = 0; a < 3; ++a)
+      v[a] = grid.active[a] ? cubical::firstTouched(c[a], grid.tConstruction) + ((code >> a) & 1) : 0;
+    const uint32_t r = rank[b * grid.voxels + v[0] + grid.voxelDims[0] * (v[1] + grid.voxelDims[1] * v[2])];
+    key[i] = r * 32u + ((w >> 4) & 31u);
+  }
 }
 
 int envOr(const char* name, int fallback)
@@ -320,6 +216,22 @@ cuda::PooledArray<uint32_t> voxelRanks(const void* data, ScalarType type, int64_
   return rank;
 }
 
+cuda::PooledArray<uint32_t> cellKeys(const cuda::PooledArray<uint16_t>& word, const cuda::PooledArray<uint32_t>& rank,
+  const BatchGrid& grid, int64_t images)
+{
+  // The tests turn the keys off (TOPOVOX_GPU_CELL_KEYS=0) to run the path
+  // of batches too large for them.
+  const char* wanted = std::getenv("TOPOVOX_GPU_CELL_KEYS");
+  if (images * grid.voxels > kMostVoxelsForCellKeys || (wanted && std::atoi(wanted) == 0))
+    return cuda::PooledArray<uint32_t>(0);
+  const int64_t n = images * grid.cells;
+  cuda::PooledArray<uint32_t> key(static_cast<size_t>(n));
+  keyKernel<<<cuda::blocksFor(n, 256, int64_t(cuda::multiprocessorCount()) * 16), 256>>>(
+    word.ptr, rank.ptr, grid, images, key.ptr);
+  check(cudaGetLastError(), "cell keys launch");
+  return key;
+}
+
 cuda::PooledArray<uint16_t> cellWords(
   const cuda::PooledArray<uint8_t>& state, const cuda::PooledArray<uint8_t>& step,
   const cuda::PooledArray<uint8_t>& owner, int64_t n)
@@ -333,28 +245,48 @@ cuda::PooledArray<uint16_t> cellWords(
 
 namespace
 {
+// How one launch runs: a thread's (or warp's) scratch (a heap, or pool, of
+// heapCapacity entries and an output list of outCapacity), `room` entries
+// a cell on average for the records, the steps after which a thread's
+// traversal is handed on, whether a warp runs each traversal, threads a
+// block and blocks at most.
+struct PassShape
+{
+  int heapCapacity, outCapacity, room, maxSteps;
+  bool warps;
+  int perBlock;
+  int64_t maxBlocks;
+};
+
 // One launch over `cells`: records for those that fit, the others in *left.
-// Scratch a thread: a heap of heapCapacity entries and an output list of
-// outCapacity; `room` entries a cell on average for the records.
 std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
-  int heapCapacity, int outCapacity, int room, int64_t maxBlocks, std::vector<int64_t>* left)
+  const PassShape& shape, std::vector<int64_t>* left)
 {
   const int64_t count = static_cast<int64_t>(cells.size());
-  const Traversal t{ g.cellWord.ptr, g.rank.ptr, g.grid, heapCapacity, outCapacity };
-  const int perBlock = 128;
-  const unsigned blocks = cuda::blocksFor(count, perBlock, maxBlocks);
-  const int64_t threads = int64_t(blocks) * perBlock;
+  const Traversal t{ g.cellWord.ptr, g.cellKey.ptr, g.rank.ptr, g.grid, shape.heapCapacity, shape.outCapacity };
+  const int perBlock = shape.perBlock, perTraversal = shape.warps ? 32 : 1;
+  const unsigned blocks = cuda::blocksFor(count * perTraversal, perBlock, shape.maxBlocks);
+  const int64_t traversals = int64_t(blocks) * perBlock / perTraversal;
   const unsigned long long flatCapacity =
-    static_cast<unsigned long long>(room) * static_cast<unsigned long long>(count);
+    static_cast<unsigned long long>(shape.room) * static_cast<unsigned long long>(count);
   cuda::PooledArray<int64_t> onDevice(cells.size()), flat(flatCapacity), leftCells(cells.size());
-  cuda::PooledArray<Entry> heaps(static_cast<size_t>(threads * t.heapCapacity));
-  cuda::PooledArray<uint32_t> outs(static_cast<size_t>(threads * t.outCapacity));
+  cuda::PooledArray<Entry> heaps(shape.warps ? 0 : static_cast<size_t>(traversals * t.heapCapacity));
+  cuda::PooledArray<uint32_t> outs(static_cast<size_t>(traversals * t.outCapacity));
   cuda::PooledArray<unsigned long long> sizes(3, true);
   check(cudaMemsetAsync(sizes.ptr + 2, 0xFF, sizeof(unsigned long long), 0), "cudaMemsetAsync");
   check(cudaMemcpyAsync(onDevice.ptr, cells.data(), cells.size() * sizeof(int64_t), cudaMemcpyHostToDevice, 0),
     "cudaMemcpyAsync");
-  boundaryKernel<<<blocks, perBlock>>>(onDevice.ptr, count, image, t, heaps.ptr, outs.ptr, flat.ptr, flatCapacity,
-    sizes.ptr, leftCells.ptr);
+  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr };
+  if (shape.warps)
+  {
+    const size_t sharedBytes = size_t(perBlock / 32) * 2 * t.heapCapacity * sizeof(uint64_t);
+    if (sharedBytes > 48 * 1024)
+      check(cudaFuncSetAttribute(warpBoundaryKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)),
+        "cudaFuncSetAttribute");
+    warpBoundaryKernel<<<blocks, perBlock, sharedBytes>>>(onDevice.ptr, count, image, t, outs.ptr, r);
+  }
+  else
+    boundaryKernel<<<blocks, perBlock>>>(onDevice.ptr, count, image, t, shape.maxSteps, heaps.ptr, outs.ptr, r);
   check(cudaGetLastError(), "boundary kernel launch");
   unsigned long long used[3];
   check(cudaMemcpy(used, sizes.ptr, sizeof used, cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -381,25 +313,27 @@ std::vector<int64_t> boundariesGPU(
     *left = cells;
     return {};
   }
-  // Pass 1, every cell: a scratch for heaps of 384 (the largest heaps:
-  // bonsai_256 150, colin27_t1 163, engine_256x256x128 267; 99.9% of them
-  // under 75), room for 14 entries a boundary on average (bonsai_256: 5),
-  // 256 threads a multiprocessor (the bulk of the traversals take well
-  // under a millisecond; the time is the longest one's). Pass 2, what did
-  // not fit: a scratch ten times larger for a thousand threads at most. A
-  // cell retried there runs after pass 1's longest, so pass 1 must fit the
-  // common ones; the CPU, which then needs the whole gradient copied to the
-  // host, gets almost nothing. The tests shrink pass 1
-  // (TOPOVOX_GPU_BOUNDARY_HEAP, _OUT, _ROOM) and turn pass 2 off
-  // (TOPOVOX_GPU_BOUNDARY_RETRY=0) to send traversals on.
+  // Pass 1, every cell: heaps of 384 (the largest: bonsai_256 150,
+  // colin27_t1 163, engine_256x256x128 267; 99.9% of them under 75), room
+  // for 16 entries a boundary on average (bonsai_256: 5), 256 threads a
+  // multiprocessor, and 1,024 steps a traversal (of the 2-cells' boundaries
+  // the three volumes need, 1.4%, 0.4% and 1.6% take more). Pass 2, what
+  // pass 1 handed on (a few hundred cells): a warp a cell, its 32 heaps of
+  // 64 cells in the block's 32 kB of shared memory, no limit on steps. The
+  // CPU, which then needs the whole gradient copied to the host, gets what
+  // still does not fit. The tests shrink pass 1 (TOPOVOX_GPU_BOUNDARY_HEAP,
+  // _OUT, _ROOM, _STEPS) and turn pass 2 off (TOPOVOX_GPU_BOUNDARY_RETRY=0)
+  // to send traversals on.
   const int64_t sms = cuda::multiprocessorCount();
-  std::vector<int64_t> records = boundaryPass(g, image, cells, envOr("TOPOVOX_GPU_BOUNDARY_HEAP", 384),
-    envOr("TOPOVOX_GPU_BOUNDARY_OUT", 128), envOr("TOPOVOX_GPU_BOUNDARY_ROOM", 16), sms * 2, left);
+  const PassShape first{ envOr("TOPOVOX_GPU_BOUNDARY_HEAP", 384), envOr("TOPOVOX_GPU_BOUNDARY_OUT", 128),
+    envOr("TOPOVOX_GPU_BOUNDARY_ROOM", 16), envOr("TOPOVOX_GPU_BOUNDARY_STEPS", 1024), false, 128, sms * 2 };
+  std::vector<int64_t> records = boundaryPass(g, image, cells, first, left);
   const char* retry = std::getenv("TOPOVOX_GPU_BOUNDARY_RETRY");
   if (left->empty() || (retry && std::atoi(retry) == 0))
     return records;
   const std::vector<int64_t> again = *left;
-  const std::vector<int64_t> more = boundaryPass(g, image, again, 4096, 1024, 1026, 8, left);
+  const PassShape second{ 2048, 1024, 1026, INT_MAX, true, 32, sms * 6 };
+  const std::vector<int64_t> more = boundaryPass(g, image, again, second, left);
   records.insert(records.end(), more.begin(), more.end());
   return records;
 }

@@ -70,13 +70,22 @@ struct DeviceGradient
   // state | step << 4 | owner << 9 per cell: one load where the traversal
   // needs all three.
   cuda::PooledArray<uint16_t> cellWord;
+  // rank * 32 + step per cell, when that fits 32 bits (a batch of at most
+  // kMostVoxelsForCellKeys voxels), else empty: a traversal's step then
+  // waits for one round of loads, not two (the word, then the rank).
+  cuda::PooledArray<uint32_t> cellKey;
 };
+constexpr int64_t kMostVoxelsForCellKeys = int64_t(1) << 27;
 
 // The ranks of n voxels of type `type` on the device, oriented (superlevel:
 // negated) as OrientedValues orders them; ties by index (CUB's stable radix
 // sort). Throws std::runtime_error on CUDA failures.
 cuda::PooledArray<uint32_t> voxelRanks(const void* data, ScalarType type, int64_t n, bool super);
 
+// The cell keys of a batch's cells (DeviceGradient::cellKey), empty when
+// they do not fit 32 bits.
+cuda::PooledArray<uint32_t> cellKeys(const cuda::PooledArray<uint16_t>& word, const cuda::PooledArray<uint32_t>& rank,
+  const BatchGrid& grid, int64_t images);
 // The cell words of n cells.
 cuda::PooledArray<uint16_t> cellWords(const cuda::PooledArray<uint8_t>& state,
   const cuda::PooledArray<uint8_t>& step, const cuda::PooledArray<uint8_t>& owner, int64_t n);

@@ -473,9 +473,10 @@ int64_t gpuSlabSpan(const GridView& image, Construction construction, int* axis)
     if (std::atoll(env) > 0)
       budget = std::min(budget, static_cast<double>(std::atoll(env)));
   // The boundaries' ranks: a radix sort of 8-byte keys and 4-byte indices
-  // (both double-buffered) and the 4-byte ranks, then a 2-byte word a cell.
+  // (both double-buffered) and the 4-byte ranks, then a 2-byte word and a
+  // 4-byte key a cell.
   const double whole =
-    static_cast<double>(bytesPerImage(image, g)) + 28.0 * static_cast<double>(g.voxels) + 2.0 * g.cells;
+    static_cast<double>(bytesPerImage(image, g)) + 28.0 * static_cast<double>(g.voxels) + 6.0 * g.cells;
   const bool indices = g.vertices < INT32_MAX - 1 && g.tops + 1 < INT32_MAX - 1;
   if (whole <= budget && indices)
     return 0;
@@ -585,8 +586,10 @@ std::vector<BuiltPiece> buildPiecesGPU(
   if (boundaries && count * grid.voxels < int64_t(UINT32_MAX))
   {
     cuda::PooledArray<uint16_t> words = cellWords(state, step, owner, static_cast<int64_t>(cells));
+    cuda::PooledArray<uint32_t> ranks = voxelRanks(data.ptr, first.type, count * grid.voxels, super);
+    cuda::PooledArray<uint32_t> keys = cellKeys(words, ranks, grid, count);
     auto kept = std::make_shared<DeviceGradient>(DeviceGradient{ grid, count, std::move(state), std::move(step),
-      std::move(owner), voxelRanks(data.ptr, first.type, count * grid.voxels, super), std::move(words) });
+      std::move(owner), std::move(ranks), std::move(words), std::move(keys) });
     for (int64_t b = 0; b < count; ++b)
       if (needsBoundaries(grid.top, pieces[static_cast<size_t>(b)].summary.hasNan))
       {
@@ -597,7 +600,7 @@ std::vector<BuiltPiece> buildPiecesGPU(
   else if (boundaries)
   {
     const DeviceGradient here{ grid, count, std::move(state), std::move(step), std::move(owner),
-      cuda::PooledArray<uint32_t>(0), cuda::PooledArray<uint16_t>(0) };
+      cuda::PooledArray<uint32_t>(0), cuda::PooledArray<uint16_t>(0), cuda::PooledArray<uint32_t>(0) };
     for (int64_t b = 0; b < count; ++b)
     {
       BuiltPiece& piece = pieces[static_cast<size_t>(b)];
