@@ -172,8 +172,13 @@ struct MorsePairing::Impl
   // a position to its slot (-1: none). Nothing at all when none is needed
   // (2D), rather than a vector per critical cell (millions, on noise).
   std::vector<int32_t> SlotOf;
-  std::vector<std::vector<phat::index>> Boundary;
   std::vector<char> Given; // per slot: its boundary has come
+  // The matrix PHAT reduces: the columns union-find did not settle,
+  // renumbered (MatrixColumn: position -> column, -1 when left out;
+  // PositionOf: the reverse), made once union-find is done so that each
+  // boundary goes into its column as it comes.
+  phat::boundary_matrix<phat::vector_vector> Matrix;
+  std::vector<int64_t> MatrixColumn, PositionOf;
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
   int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
@@ -358,6 +363,25 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     p.pairTopDimension();
   if (p.Top >= 2)
     p.pairDimensionZero();
+  // The matrix holds the columns not settled by union-find, renumbered.
+  // Rows of cells settled by union-find are dropped: those of negative
+  // edges are never the lowest entry of a 2-column during a reduction (an
+  // edge cannot both kill a component and be born as a 1-cycle), so they
+  // never steer it (clearing, as in Ripser and CubicalRipser).
+  p.MatrixColumn.assign(p.Critical.size(), -1);
+  p.PositionOf.clear();
+  for (size_t j = 0; j < p.Critical.size(); ++j)
+    if (!p.Skip[j])
+    {
+      p.MatrixColumn[j] = static_cast<int64_t>(p.PositionOf.size());
+      p.PositionOf.push_back(static_cast<int64_t>(j));
+    }
+  p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
+  parallelFor(static_cast<int64_t>(p.PositionOf.size()), p.threads(), [&](int, int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m)
+      p.Matrix.set_dim(static_cast<phat::index>(m),
+        static_cast<phat::dimension>(p.Critical[static_cast<size_t>(p.PositionOf[static_cast<size_t>(m)])].dimension));
+  });
   std::vector<int64_t> need;
   for (size_t j = 0; j < p.Critical.size(); ++j)
     if (!p.Skip[j] && !p.EmptyColumn[j] && p.Critical[j].dimension > 0)
@@ -370,7 +394,6 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     p.SlotOf.assign(p.Critical.size(), -1);
     for (size_t k = 0; k < need.size(); ++k)
       p.SlotOf[static_cast<size_t>(p.columnOf(need[k]))] = static_cast<int32_t>(k);
-    p.Boundary.resize(need.size());
     p.Given.assign(need.size(), 0);
   }
   return need;
@@ -378,33 +401,56 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
 
 void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
 {
-  // Records [cell, count, entries...]: found and checked in order, then
-  // translated to positions and sorted on all threads (each record fills
-  // its own slot; a slot given twice is refused, so no two threads meet).
-  std::vector<std::pair<size_t, int32_t>> records; // (start in flat, slot)
+  // Records [cell, count, entries...]: found in order (their counts
+  // only), their slots looked up on all threads, checked in order (a slot
+  // given twice is refused, so no two threads fill one column), then their
+  // entries translated to matrix rows, sorted and set as their columns on
+  // all threads.
+  struct Record
+  {
+    size_t start;     // in flat
+    int64_t position; // of its cell
+    int32_t slot;
+  };
+  Impl& p = *P;
+  std::vector<Record> records;
   for (size_t k = 0; k < flat.size();)
   {
     if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
       throw std::invalid_argument("persistence: malformed boundary list");
-    const int64_t position = P->columnOf(flat[k]);
-    const int32_t slot = position >= 0 && static_cast<size_t>(position) < P->SlotOf.size()
-      ? P->SlotOf[static_cast<size_t>(position)] : -1;
-    if (slot < 0 || P->Given[static_cast<size_t>(slot)])
-      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
-    P->Given[static_cast<size_t>(slot)] = 1;
-    records.emplace_back(k, slot);
+    records.push_back(Record{ k, -1, -1 });
     k += 2 + static_cast<size_t>(flat[k + 1]);
   }
-  parallelFor(static_cast<int64_t>(records.size()), P->threads(), [&](int, int64_t r0, int64_t r1) {
+  parallelFor(static_cast<int64_t>(records.size()), p.threads(), [&](int, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
     {
-      const size_t k = records[static_cast<size_t>(r)].first;
-      std::vector<phat::index>& column = P->Boundary[static_cast<size_t>(records[static_cast<size_t>(r)].second)];
-      const size_t count = static_cast<size_t>(flat[k + 1]);
-      column.resize(count);
+      Record& record = records[static_cast<size_t>(r)];
+      record.position = p.columnOf(flat[record.start]);
+      record.slot = record.position >= 0 && static_cast<size_t>(record.position) < p.SlotOf.size()
+        ? p.SlotOf[static_cast<size_t>(record.position)] : -1;
+    }
+  });
+  for (const Record& record : records)
+  {
+    if (record.slot < 0 || p.Given[static_cast<size_t>(record.slot)])
+      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
+    p.Given[static_cast<size_t>(record.slot)] = 1;
+  }
+  parallelFor(static_cast<int64_t>(records.size()), p.threads(), [&](int, int64_t r0, int64_t r1) {
+    std::vector<phat::index> column;
+    for (int64_t r = r0; r < r1; ++r)
+    {
+      const Record& record = records[static_cast<size_t>(r)];
+      const size_t count = static_cast<size_t>(flat[record.start + 1]);
+      column.clear();
       for (size_t e = 0; e < count; ++e)
-        column[e] = static_cast<phat::index>(P->columnOf(flat[k + 2 + e]));
+      {
+        const int64_t row = p.MatrixColumn[static_cast<size_t>(p.columnOf(flat[record.start + 2 + e]))];
+        if (row >= 0)
+          column.push_back(static_cast<phat::index>(row));
+      }
       std::sort(column.begin(), column.end());
+      p.Matrix.set_col(static_cast<phat::index>(p.MatrixColumn[static_cast<size_t>(record.position)]), column);
     }
   });
 }
@@ -412,39 +458,11 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
 PersistenceDiagram MorsePairing::finish()
 {
   Impl& p = *P;
-  // The matrix holds the columns not settled by union-find, renumbered.
-  // Rows of cells settled by union-find are dropped: those of negative
-  // edges are never the lowest entry of a 2-column during a reduction (an
-  // edge cannot both kill a component and be born as a 1-cycle), so they
-  // never steer it (clearing, as in Ripser and CubicalRipser).
-  std::vector<int64_t> matrixColumn(p.Critical.size(), -1), positionOf;
-  for (size_t j = 0; j < p.Critical.size(); ++j)
-    if (!p.Skip[j])
-    {
-      matrixColumn[j] = static_cast<int64_t>(positionOf.size());
-      positionOf.push_back(static_cast<int64_t>(j));
-    }
-  // Columns are independent (PHAT's vector_vector keeps one vector each):
-  // filled on all threads.
-  phat::boundary_matrix<phat::vector_vector> matrix;
-  matrix.set_num_cols(static_cast<phat::index>(positionOf.size()));
-  parallelFor(static_cast<int64_t>(positionOf.size()), p.threads(), [&](int, int64_t m0, int64_t m1) {
-    std::vector<phat::index> entries;
-    for (int64_t m = m0; m < m1; ++m)
-    {
-      const size_t at = static_cast<size_t>(positionOf[static_cast<size_t>(m)]);
-      entries.clear();
-      if (at < p.SlotOf.size() && p.SlotOf[at] >= 0)
-        for (auto e : p.Boundary[static_cast<size_t>(p.SlotOf[at])])
-          if (matrixColumn[static_cast<size_t>(e)] >= 0)
-            entries.push_back(static_cast<phat::index>(matrixColumn[static_cast<size_t>(e)]));
-      matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[at].dimension));
-      matrix.set_col(static_cast<phat::index>(m), entries);
-    }
-  });
-  std::vector<std::vector<phat::index>>().swap(p.Boundary);
   std::vector<int32_t>().swap(p.SlotOf);
   std::vector<char>().swap(p.Given);
+  std::vector<int64_t>().swap(p.MatrixColumn);
+  const std::vector<int64_t>& positionOf = p.PositionOf;
+  phat::boundary_matrix<phat::vector_vector>& matrix = p.Matrix;
   phat::persistence_pairs pairs;
   phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
