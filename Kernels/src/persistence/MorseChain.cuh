@@ -259,7 +259,8 @@ private:
 // at i * 32 + lane, so the lanes' accesses fall in distinct banks) and its
 // largest key in a register. A step: two warp reductions find the largest
 // key, the lanes holding it pop every copy of it (the parity is the warp's
-// count), lanes 0 to 5 load the coface's six faces at once, and the faces
+// count), lanes 0 to 5 load the coface's six faces at once (issued before
+// the pops, whose shared-memory work then overlaps them), and the faces
 // entering the chain go one to a lane, round robin, each lane pushing at
 // most one: two shallow heap operations a step instead of one deep one.
 // Measured on an H200, engine_256x256x128's longest traversal (34,900
@@ -285,7 +286,7 @@ public:
   // As Chain::run, with no limit on steps; every lane returns the same.
   __device__ int run(const int64_t c[3])
   {
-    if (!append(c, cellIndex(T.grid, c), -1))
+    if (!append(c, look(c, cellIndex(T.grid, c), -1)))
       return -1;
     for (;;)
     {
@@ -294,22 +295,27 @@ public:
       const uint64_t largest = (uint64_t(high) << 32) | low;
       if (largest == 0)
         break;
-      int copies = 0;
-      uint64_t at = 0;
-      while (Top == largest)
-      {
-        at = pop();
-        ++copies;
-      }
-      const unsigned holders = __ballot_sync(~0u, copies > 0);
-      at = __shfl_sync(~0u, at, __ffs(holders) - 1);
-      copies = __reduce_add_sync(~0u, unsigned(copies));
-      if (!(copies & 1))
-        continue;
+      // Its coface's faces are loaded before its copies are popped, so
+      // that the pops' work in shared memory overlaps the loads.
+      const unsigned holders = __ballot_sync(~0u, Top == largest);
+      const uint64_t at = __shfl_sync(~0u, Top == largest ? Ats[slot(0)] : 0, __ffs(holders) - 1);
       int64_t f[3];
       unpack(at, f);
       const uint8_t s = largest & 15;
       const int64_t cell = cellIndex(T.grid, f);
+      const bool replaced = s >= kUp && s < kDown;
+      if (replaced)
+        cofaceOf(s, f);
+      Face face = look(f, replaced ? cellIndex(T.grid, f) : -1, cell);
+      int copies = 0;
+      while (Top == largest)
+      {
+        pop();
+        ++copies;
+      }
+      copies = __reduce_add_sync(~0u, unsigned(copies));
+      if (!(copies & 1))
+        continue;
       if (s == kCritical)
       {
         if (Count == T.outCapacity)
@@ -319,8 +325,7 @@ public:
         ++Count;
         continue;
       }
-      cofaceOf(s, f);
-      if (!append(f, cellIndex(T.grid, f), cell))
+      if (!append(f, face))
         return -1;
     }
     __syncwarp();
@@ -331,32 +336,41 @@ public:
   }
 
 private:
-  // Lane i < 6 looks at face i of the cell at c; the j-th face entering
-  // the chain goes to lane (Next + j) % 32. False when a lane's heap is
-  // full.
-  __device__ bool append(const int64_t c[3], int64_t cell, int64_t except)
+  // A lane's face: its index (-1: none), word and key as loaded.
+  struct Face
   {
-    int64_t face = Lane < 6 ? faceOf(T.grid, c, cell, Lane, except) : -1;
-    uint16_t word = 0;
-    uint64_t key = 0, at = 0;
-    if (face >= 0)
+    int64_t index;
+    uint16_t word;
+    uint64_t key;
+  };
+  // Lane i < 6 loads face i of the cell at c (index `cell`, -1 for none).
+  __device__ Face look(const int64_t c[3], int64_t cell, int64_t except) const
+  {
+    Face f{ Lane < 6 && cell >= 0 ? faceOf(T.grid, c, cell, Lane, except) : -1, 0, 0 };
+    if (f.index >= 0)
     {
-      word = __ldg(&T.cellWord[CellBase + face]);
+      f.word = __ldg(&T.cellWord[CellBase + f.index]);
       if (T.cellKey)
-        key = __ldg(&T.cellKey[CellBase + face]);
-      if (!entersChain(word))
-        face = -1;
-      else
-      {
-        if (!T.cellKey)
-          key = keyFromRank(T, VoxelBase, c, Lane, word);
-        key = key * 16 + (word & 15);
-        int64_t f[3] = { c[0], c[1], c[2] };
-        f[Lane >> 1] += (Lane & 1) ? 1 : -1;
-        at = pack(f);
-      }
+        f.key = __ldg(&T.cellKey[CellBase + f.index]);
     }
-    const unsigned entering = __ballot_sync(~0u, face >= 0);
+    return f;
+  }
+  // The faces of the cell at c that lanes 0 to 5 looked at and that enter
+  // the chain: the j-th goes to lane (Next + j) % 32. False when a lane's
+  // heap is full.
+  __device__ bool append(const int64_t c[3], const Face& seen)
+  {
+    const bool enters = seen.index >= 0 && entersChain(seen.word);
+    uint64_t key = 0, at = 0;
+    if (enters)
+    {
+      key = T.cellKey ? seen.key : keyFromRank(T, VoxelBase, c, Lane, seen.word);
+      key = key * 16 + (seen.word & 15);
+      int64_t f[3] = { c[0], c[1], c[2] };
+      f[Lane >> 1] += (Lane & 1) ? 1 : -1;
+      at = pack(f);
+    }
+    const unsigned entering = __ballot_sync(~0u, enters);
     const int n = __popc(entering);
     const int j = (Lane - Next) & 31;
     unsigned rest = entering;
@@ -390,10 +404,9 @@ private:
     Ats[slot(i)] = at;
     Top = Keys[slot(0)];
   }
-  // Removes the lane's largest cell; its coordinates.
-  __device__ uint64_t pop()
+  // Removes the lane's largest cell.
+  __device__ void pop()
   {
-    const uint64_t top = Ats[slot(0)];
     --Size;
     const uint64_t lastKey = Keys[slot(Size)], lastAt = Ats[slot(Size)];
     int i = 0;
@@ -424,7 +437,6 @@ private:
       Ats[slot(i)] = lastAt;
     }
     Top = Size > 0 ? Keys[slot(0)] : 0;
-    return top;
   }
 
   const Traversal& T;
