@@ -400,8 +400,8 @@ int main(int argc, char** argv)
   unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
   compare("float 70x66x33, little output room", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
-  // Traversals stopped after 3 steps: the second pass (heaps in shared
-  // memory) runs most of them from the start, or, without it, the CPU.
+  // Traversals stopped after 3 steps: the second pass (a warp a cell) runs
+  // most of them from the start, or, without it, the CPU.
   setenv("TOPOVOX_GPU_BOUNDARY_STEPS", "3", 1);
   compare("float 70x66x33, traversals stopped early", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
   setenv("TOPOVOX_GPU_BOUNDARY_RETRY", "0", 1);
