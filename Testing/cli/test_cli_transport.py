@@ -53,7 +53,8 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(11)
     with tempfile.TemporaryDirectory() as work:
-        for d, n in ((7, 1), (16, 5)):
+        # d >= 256 with several pairs: the batched solvers (SinkhornBatch.cpp).
+        for d, n in ((7, 1), (16, 5), (256, 3)):
             A = rng.random((n, d)); A /= A.sum(1, keepdims=True)
             B = rng.random((n, d)); B /= B.sum(1, keepdims=True)
             x = rng.random((d, 2))
