@@ -391,9 +391,12 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   {
     if (need.size() > static_cast<size_t>(INT32_MAX))
       throw std::length_error("persistence: too many Morse boundaries");
+    // Each cell its own position, so the threads never write one slot.
     p.SlotOf.assign(p.Critical.size(), -1);
-    for (size_t k = 0; k < need.size(); ++k)
-      p.SlotOf[static_cast<size_t>(p.columnOf(need[k]))] = static_cast<int32_t>(k);
+    parallelFor(static_cast<int64_t>(need.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        p.SlotOf[static_cast<size_t>(p.columnOf(need[static_cast<size_t>(k)]))] = static_cast<int32_t>(k);
+    });
     p.Given.assign(need.size(), 0);
   }
   return need;
