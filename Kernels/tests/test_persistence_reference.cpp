@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -360,6 +361,84 @@ int main()
       refused = std::string(e.what()).find("same critical cell") != std::string::npos;
     }
     expect(refused, "a piece's critical cells reported twice are refused");
+  }
+
+  // Boundary lists the pairing must refuse (their slots are looked up on
+  // all threads, then checked in order): one given twice, one for a
+  // critical cell not asked for (a minimum), one for a cell no piece
+  // reported (a piece's mistake: a logic error), one whose count runs past
+  // its end. The diagram of the lists given once is the reference's.
+  {
+    std::vector<float> v = randomValues<float>(rng, 24 * 18 * 9, 40);
+    const GridView g = GridView::contiguous(v.data(), ScalarType::Float32, 24, 18, 9);
+    PersistenceOptions po;
+    po.threads = 4;
+    int64_t minimum = -1; // a critical cell whose boundary no one needs
+    {
+      const MorsePiece piece(g, PieceRegion::whole(g.dims, po.construction), po);
+      for (const MorseCriticalCell& c : piece.summary().critical)
+        if (c.dimension == 0)
+          minimum = c.cell;
+    }
+    // What the pairing threw (invalid_argument: "I " and its message,
+    // logic_error: "L " and its message), or nothing.
+    auto refusal = [&](const std::function<void(MorsePairing&, const std::vector<int64_t>&)>& give) {
+      const MorsePiece piece(g, PieceRegion::whole(g.dims, po.construction), po);
+      MorsePairing pairing(g.dims, po);
+      const std::vector<uint8_t> bytes = piece.summary().toBytes();
+      pairing.add(MorsePieceSummary::fromBytes(bytes.data(), bytes.size()));
+      const std::vector<int64_t> need = pairing.pairByUnionFind();
+      const std::vector<int64_t> flat = piece.boundaries(need);
+      try
+      {
+        give(pairing, flat);
+      }
+      catch (const std::invalid_argument& e)
+      {
+        return "I " + std::string(e.what());
+      }
+      catch (const std::logic_error& e)
+      {
+        return "L " + std::string(e.what());
+      }
+      return std::string();
+    };
+    expect(refusal([](MorsePairing& p, const std::vector<int64_t>& flat) {
+      p.addBoundaries(flat);
+      p.addBoundaries(flat);
+    }).rfind("I persistence: a boundary that was not asked for, or given twice", 0) == 0,
+      "a boundary list given twice is refused");
+    expect(minimum >= 0, "the volume has a minimum");
+    expect(refusal([minimum](MorsePairing& p, const std::vector<int64_t>& flat) {
+      std::vector<int64_t> wrong(flat.begin(), flat.begin() + 2 + flat[1]);
+      wrong[0] = minimum;
+      p.addBoundaries(wrong);
+    }).rfind("I persistence: a boundary that was not asked for, or given twice", 0) == 0,
+      "a boundary of a critical cell not asked for is refused");
+    expect(refusal([](MorsePairing& p, const std::vector<int64_t>& flat) {
+      std::vector<int64_t> wrong(flat.begin(), flat.begin() + 2 + flat[1]);
+      wrong[0] = -5; // no cell at all
+      p.addBoundaries(wrong);
+    }).rfind("L ", 0) == 0, "a boundary of a cell no piece reported is a logic error");
+    expect(refusal([](MorsePairing& p, const std::vector<int64_t>& flat) {
+      std::vector<int64_t> cut(flat.begin(), flat.begin() + 2 + flat[1]);
+      cut[1] += 1; // one entry more than the list holds
+      p.addBoundaries(cut);
+    }).rfind("I persistence: malformed boundary list", 0) == 0, "a boundary list cut short is refused");
+    bool fine = true;
+    PersistenceDiagram once;
+    {
+      const MorsePiece piece(g, PieceRegion::whole(g.dims, po.construction), po);
+      MorsePairing pairing(g.dims, po);
+      const std::vector<uint8_t> bytes = piece.summary().toBytes();
+      pairing.add(MorsePieceSummary::fromBytes(bytes.data(), bytes.size()));
+      const std::vector<int64_t> need = pairing.pairByUnionFind();
+      fine = !need.empty();
+      pairing.addBoundaries(piece.boundaries(need));
+      once = pairing.finish();
+    }
+    expect(fine, "the volume needs Morse boundaries (the refusals above are exercised)");
+    expect(samePairs(once, computePersistenceReference(g, po)), "the lists given once: the reference's diagram");
   }
   return kernel_check::finish();
 }
