@@ -17,7 +17,6 @@ over the volumes (the issue's "100 MVox/s on average").
         [--build old=<other build>/bench/bench_persistence_inprocess] [--rounds 3] [--device gpu]
 """
 import argparse
-import gzip
 import json
 import os
 import statistics
@@ -25,18 +24,20 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
+from bench_persistence import load_sidecar
+
 VOLUMES = ("bonsai_256", "engine_256x256x128", "colin27_t1")
 
 
 def unpack(data_dir, name, work):
-    """The volume's raw file (unzipped into work) and its sidecar."""
-    with open(os.path.join(data_dir, name + ".json")) as f:
-        meta = json.load(f)
+    """The volume as a raw file in work (as bench_persistence.py's in-process
+    runs write it), its dtype and its dims (x first)."""
+    image = load_sidecar(data_dir, name)
     raw = os.path.join(work, name + ".raw")
-    with gzip.open(os.path.join(data_dir, meta["file"])) as src, open(raw, "wb") as dst:
-        dst.write(src.read())
-    dims = list(meta["dims"]) + [1] * (3 - len(meta["dims"]))
-    return raw, meta["dtype"], dims
+    np.ascontiguousarray(image).tofile(raw)
+    return raw, str(image.dtype), list(image.shape[::-1]) + [1] * (3 - image.ndim)
 
 
 def main():
