@@ -383,41 +383,42 @@ int main(int argc, char** argv)
   // Larger: many thread blocks.
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  // Device scratch too small for most traversals, and room for one entry a
-  // boundary: the second pass finishes what the first hands on, or, without
-  // it, the CPU.
-  setenv("TOPOVOX_GPU_BOUNDARY_HEAP", "6", 1);
-  setenv("TOPOVOX_GPU_BOUNDARY_OUT", "3", 1);
-  compare("float 70x66x33, small device scratch", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  setenv("TOPOVOX_GPU_BOUNDARY_RETRY", "0", 1);
-  compare("float 70x66x33, small device scratch, no second pass",
-    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  unsetenv("TOPOVOX_GPU_BOUNDARY_HEAP");
-  unsetenv("TOPOVOX_GPU_BOUNDARY_OUT");
-  setenv("TOPOVOX_GPU_BOUNDARY_ROOM", "1", 1);
-  compare("float 70x66x33, little output room, no second pass",
-    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
-  compare("float 70x66x33, little output room", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
-  // Traversals stopped after 3 steps: the second pass (a warp a cell) runs
-  // most of them from the start, or, without it, the CPU.
-  setenv("TOPOVOX_GPU_BOUNDARY_STEPS", "3", 1);
-  compare("float 70x66x33, traversals stopped early", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  setenv("TOPOVOX_GPU_BOUNDARY_RETRY", "0", 1);
-  compare("float 70x66x33, traversals stopped early, no second pass",
-    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  unsetenv("TOPOVOX_GPU_BOUNDARY_RETRY");
-  unsetenv("TOPOVOX_GPU_BOUNDARY_STEPS");
-  // Without the cells' keys (batches of more than 2^27 voxels): each face's
-  // key from its owner's rank.
-  setenv("TOPOVOX_GPU_CELL_KEYS", "0", 1);
-  compare("float 70x66x33, keys from ranks", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  setenv("TOPOVOX_GPU_BOUNDARY_STEPS", "3", 1);
-  compare("float 70x66x33, keys from ranks, traversals stopped early",
-    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
-  unsetenv("TOPOVOX_GPU_BOUNDARY_STEPS");
-  unsetenv("TOPOVOX_GPU_CELL_KEYS");
+  // The boundaries' passes squeezed (MorseBoundaryCUDA.cu): each case sets
+  // its variables, compares with the CPU, and unsets them.
+  //  - device scratch too small for most traversals (heaps of 6, records of
+  //    3), little output room (one entry a boundary), traversals stopped
+  //    after 3 steps: the second pass (a warp a cell) finishes what the first
+  //    hands on, or, without it (RETRY=0), the CPU;
+  //  - without the cells' keys (batches of more than 2^27 voxels): each
+  //    face's key from its owner's rank.
+  struct Squeeze
+  {
+    const char* what;
+    std::vector<std::pair<const char*, const char*>> env;
+  };
+  const Squeeze squeezes[] = {
+    { "small device scratch", { { "TOPOVOX_GPU_BOUNDARY_HEAP", "6" }, { "TOPOVOX_GPU_BOUNDARY_OUT", "3" } } },
+    { "small device scratch, no second pass",
+      { { "TOPOVOX_GPU_BOUNDARY_HEAP", "6" }, { "TOPOVOX_GPU_BOUNDARY_OUT", "3" },
+        { "TOPOVOX_GPU_BOUNDARY_RETRY", "0" } } },
+    { "little output room, no second pass",
+      { { "TOPOVOX_GPU_BOUNDARY_ROOM", "1" }, { "TOPOVOX_GPU_BOUNDARY_RETRY", "0" } } },
+    { "little output room", { { "TOPOVOX_GPU_BOUNDARY_ROOM", "1" } } },
+    { "traversals stopped early", { { "TOPOVOX_GPU_BOUNDARY_STEPS", "3" } } },
+    { "traversals stopped early, no second pass",
+      { { "TOPOVOX_GPU_BOUNDARY_STEPS", "3" }, { "TOPOVOX_GPU_BOUNDARY_RETRY", "0" } } },
+    { "keys from ranks", { { "TOPOVOX_GPU_CELL_KEYS", "0" } } },
+    { "keys from ranks, traversals stopped early",
+      { { "TOPOVOX_GPU_CELL_KEYS", "0" }, { "TOPOVOX_GPU_BOUNDARY_STEPS", "3" } } },
+  };
+  for (const Squeeze& q : squeezes)
+  {
+    for (const auto& e : q.env)
+      setenv(e.first, e.second, 1);
+    compare(std::string("float 70x66x33, ") + q.what, GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+    for (const auto& e : q.env)
+      unsetenv(e.first);
+  }
   std::vector<uint8_t> thin = randomValues<uint8_t>(rng, 40 * 30 * 3, 4);
   // The device out of memory in the boundaries (a scratch of 16 TB asked
   // for): the gradient rebuilt on the CPU, which computes them all.

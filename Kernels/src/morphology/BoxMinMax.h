@@ -10,7 +10,7 @@
 // (MorphologyVoxel.h); the GPU's box kernels follow the same order. scipy's
 // passes keep another of equal values (the last along x, then y, then z),
 // which differs in its bits only where -0 and +0 tie: images with a -0 (or
-// NaN) under a box take scipy's own passes instead (needsSeparablePasses,
+// NaN) under a box take scipy's own passes instead (isNanOrNegativeZero,
 // SeparableMinMax.h). For types that double holds exactly.
 #pragma once
 

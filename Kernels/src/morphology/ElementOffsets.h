@@ -41,7 +41,7 @@ inline void checkImage(const GridView& g, MemorySpace expected = MemorySpace::Ho
         : "the device morphology API needs the image in GPU memory (Morphology.h takes host memory)");
 }
 
-// A constant border of -0 (see needsSeparablePasses: under a flat box it
+// A constant border of -0 (see isNanOrNegativeZero: under a flat box it
 // ties with +0 and scipy's passes decide which survives).
 inline bool negativeZeroBorder(const GreyOptions& o)
 {

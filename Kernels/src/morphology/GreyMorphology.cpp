@@ -144,7 +144,7 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
   // Whether a floating-point image has a NaN or a -0 under a flat box (or
   // a -0 constant border): then scipy's separable passes, whose NaN rule and
   // order among equal values the direct minimum does not share
-  // (needsSeparablePasses, SeparableMinMax.h), on the CPU whatever the
+  // (isNanOrNegativeZero, SeparableMinMax.h), on the CPU whatever the
   // device, so that every device gives scipy's bits. The GPU reports it (it
   // looks while it loads); otherwise the CPU looks, in place.
   bool specialUnderBox = false;
@@ -174,7 +174,7 @@ GreyImage filter(const GridView& image, const StructuringElement& s, const GreyO
           specialUnderBox = morphology::negativeZeroBorder(o);
         if (!specialUnderBox)
           forEachValue<T>(image,
-            [&](int64_t, T v) { specialUnderBox = specialUnderBox || morphology::needsSeparablePasses(v); });
+            [&](int64_t, T v) { specialUnderBox = specialUnderBox || morphology::isNanOrNegativeZero(v); });
         if (specialUnderBox)
         {
           std::vector<T> values = packedValues<T>(image);

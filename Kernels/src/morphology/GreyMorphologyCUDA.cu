@@ -90,7 +90,7 @@ constexpr int kRowsInFlight = 4, kColumnsPerRow = 2;
 // crosses the image's x border (the others read their rows straight).
 // Returns whether this thread read a special value: one only scipy's
 // separable passes get right under a box (a NaN or a -0,
-// needsSeparablePasses); the caller looks at it only for boxes.
+// isNanOrNegativeZero); the caller looks at it only for boxes.
 template <typename T>
 __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const int64_t base[3], T cv, T* tile)
 {
@@ -134,7 +134,7 @@ __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const in
           const int lx = threadIdx.x + c * kTileColumns;
           if (lx < hx)
           {
-            special = special || needsSeparablePasses(v[k][c]);
+            special = special || isNanOrNegativeZero(v[k][c]);
             tile[r * hx + lx] = v[k][c];
           }
         }
@@ -151,7 +151,7 @@ __device__ bool loadTile(const T* __restrict__ data, const TileGrid& g, const in
     for (int lx = threadIdx.x; lx < hx; lx += kTileColumns)
     {
       const T v = tileSample(row, q1, q2, xInside ? lx : x0 + lx, xInside, g.dims, g.strides, g.mode, cv);
-      special = special || needsSeparablePasses(v);
+      special = special || isNanOrNegativeZero(v);
       tile[r * hx + lx] = v;
     }
   }
@@ -381,7 +381,7 @@ __global__ void __launch_bounds__(kThreads, 4) greyBoxKernel(const T* __restrict
       for (int c = 0; c < kColumnsPerRow; ++c)
         if (x + c * kTileColumns < hx)
         {
-          special = special || needsSeparablePasses(next.v[k][c]);
+          special = special || isNanOrNegativeZero(next.v[k][c]);
           plane[ly * hx + x + c * kTileColumns] = next.v[k][c];
         }
     }
@@ -616,7 +616,7 @@ __global__ void specialKernel(const T* __restrict__ data, int64_t nx, int64_t ny
       for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < nx; x += int64_t(gridDim.x) * blockDim.x)
       {
         const T t = data[x * sx + y * sy + z * sz];
-        any = any || needsSeparablePasses(t);
+        any = any || isNanOrNegativeZero(t);
       }
   if (any)
     *found = 1;
@@ -639,7 +639,7 @@ unsigned gridFor(int64_t n)
 }
 
 // Whether a floating-point image in GPU memory holds a NaN or a -0
-// (needsSeparablePasses).
+// (isNanOrNegativeZero).
 bool needsSeparableOnDevice(const GridView& image)
 {
   if (!scalarTypeIsFloating(image.type))
@@ -663,7 +663,7 @@ bool greyGPU(const GridView& image, const StructuringElement& prepared, const El
 {
   const bool box = isSeparableBox(prepared);
   // A NaN or a -0 under a flat box is the CPU's to filter (scipy's passes,
-  // needsSeparablePasses): the tiled kernels watch for one as they load (no
+  // isNanOrNegativeZero): the tiled kernels watch for one as they load (no
   // pass of its own), the per-voxel one does not; a -0 border is known now.
   const bool watchSpecial = box && scalarTypeIsFloating(image.type);
   if (watchSpecial && negativeZeroBorder(o))

@@ -25,7 +25,7 @@
 //    so that a thread has two planes in flight.
 // A NaN or a -0 anywhere the kernel reads (the border's constant included)
 // is reported through `sawSpecial`, and the output is then to be discarded
-// (needsSeparablePasses): the caller runs the direct rule, which keeps the
+// (isNanOrNegativeZero): the caller runs the direct rule, which keeps the
 // first of equal values in raster order (the ball's), or scipy's separable
 // passes, which keep the last (the box's). Without them equal values have
 // equal bits, so a floating-point minimum folds with one instruction
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kLanes * kWarps, S::blocksPerSM)
     {
       // (Every lane checks its samples: the end lanes' are the others'
       // halo.)
-      special |= needsSeparablePasses(p.at[j]);
+      special |= isNanOrNegativeZero(p.at[j]);
       alongX[j][0] = p.at[j];
 #pragma unroll
       for (int w = 1; w <= RX; ++w)

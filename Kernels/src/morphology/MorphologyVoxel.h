@@ -31,13 +31,15 @@ struct GreyGrid
   int mode; // BorderMode
 };
 
-// Whether a value under a flat box makes scipy's separable passes
-// (SeparableMinMax.h) the only way to its bits: a NaN (the passes' NaN rule
-// is not the direct minimum's) or a -0 (among equal values the passes keep
-// the last along x, then y, then z, the direct rule the first in raster
-// order: -0 and +0 tie, their bits differ). Integers never do.
+// Whether a value is a NaN or a -0, the two values on which the fast rules
+// and scipy's part: under a flat box they make scipy's separable passes
+// (SeparableMinMax.h) the only way to its bits (the passes' NaN rule is not
+// the direct minimum's; among equal values the passes keep the last along
+// x, then y, then z, the direct rule the first in raster order, and -0 and
+// +0 tie with other bits), and under the GPU's register kernels they stop
+// the fmin/fmax fold (GreyRegisterKernel.cuh). Integers never are.
 template <typename T>
-TV_HD bool needsSeparablePasses(T v)
+TV_HD bool isNanOrNegativeZero(T v)
 {
   // -0 as its bits: one integer compare (the kernels test every value).
   if constexpr (std::is_same<T, float>::value)

@@ -63,13 +63,6 @@ __device__ unsigned long long placeRecord(const Records& r, int64_t cell, int n)
   return r.capacity;
 }
 
-__device__ void cellCoordinates(const BatchGrid& g, int64_t cell, int64_t c[3])
-{
-  c[0] = cell % g.cellDims[0];
-  c[1] = (cell / g.cellDims[0]) % g.cellDims[1];
-  c[2] = cell / (g.cellDims[0] * g.cellDims[1]);
-}
-
 // A thread a cell (Chain), its heap in `heaps`; a traversal stopped after
 // maxSteps steps goes to `left`.
 __global__ void boundaryKernel(const int64_t* __restrict__ cells, int64_t count, int64_t image, Traversal t,
@@ -171,15 +164,10 @@ __global__ void keyKernel(const uint16_t* __restrict__ word, const uint32_t* __r
       key[i] = 0;
       continue;
     }
-    const int64_t b = i / grid.cells, cell = i - b * grid.cells;
-    const int64_t c[3] = { cell % grid.cellDims[0], (cell / grid.cellDims[0]) % grid.cellDims[1],
-      cell / (grid.cellDims[0] * grid.cellDims[1]) };
-    const uint8_t code = (w >> 9) & 7;
-    int64_t v[3];
-    for (int a = 0; a < 3; ++a)
-      v[a] = grid.active[a] ? cubical::firstTouched(c[a], grid.tConstruction) + ((code >> a) & 1) : 0;
-    const uint32_t r = rank[b * grid.voxels + v[0] + grid.voxelDims[0] * (v[1] + grid.voxelDims[1] * v[2])];
-    key[i] = r * 32u + ((w >> 4) & 31u);
+    const int64_t b = i / grid.cells;
+    int64_t c[3];
+    cellCoordinates(grid, i - b * grid.cells, c);
+    key[i] = static_cast<uint32_t>(keyOf(rank[b * grid.voxels + ownerVoxel(grid, c, w)], w));
   }
 }
 

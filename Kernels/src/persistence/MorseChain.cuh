@@ -77,21 +77,39 @@ __device__ __forceinline__ bool entersChain(uint16_t word)
   return state == kCritical || (state >= kUp && state < kDown);
 }
 
+// The coordinates of an image's cell from its index.
+__device__ __forceinline__ void cellCoordinates(const BatchGrid& g, int64_t cell, int64_t c[3])
+{
+  c[0] = cell % g.cellDims[0];
+  c[1] = (cell / g.cellDims[0]) % g.cellDims[1];
+  c[2] = cell / (g.cellDims[0] * g.cellDims[1]);
+}
+
+// The index in its image of the voxel owning the cell at c (its word's
+// owner code says which of the voxels it touches, as CellGrid::touched).
+__device__ __forceinline__ int64_t ownerVoxel(const BatchGrid& g, const int64_t c[3], uint16_t word)
+{
+  const uint8_t code = (word >> 9) & 7;
+  int64_t v[3];
+  for (int a = 0; a < 3; ++a)
+    v[a] = g.active[a] ? cubical::firstTouched(c[a], g.tConstruction) + ((code >> a) & 1) : 0;
+  return v[0] + g.voxelDims[0] * (v[1] + g.voxelDims[1] * v[2]);
+}
+
+// A cell's key, rank * 32 + step, from its word and its owner's rank.
+__device__ __forceinline__ uint64_t keyOf(uint32_t ownerRank, uint16_t word)
+{
+  return uint64_t(ownerRank) * 32 + ((word >> 4) & 31);
+}
+
 // The key of face i of the cell at c from its owner voxel's rank (when the
 // gradient has no cellKey).
 __device__ __forceinline__ uint64_t keyFromRank(
   const Traversal& T, int64_t voxelBase, const int64_t c[3], int i, uint16_t word)
 {
-  const uint8_t code = (word >> 9) & 7;
-  int64_t v[3];
-  for (int a = 0; a < 3; ++a)
-  {
-    const int64_t f = c[a] + (a == (i >> 1) ? ((i & 1) ? 1 : -1) : 0);
-    v[a] = T.grid.active[a] ? cubical::firstTouched(f, T.grid.tConstruction) + ((code >> a) & 1) : 0;
-  }
-  const uint32_t rank =
-    __ldg(&T.rank[voxelBase + v[0] + T.grid.voxelDims[0] * (v[1] + T.grid.voxelDims[1] * v[2])]);
-  return uint64_t(rank) * 32 + ((word >> 4) & 31);
+  int64_t f[3] = { c[0], c[1], c[2] };
+  f[i >> 1] += (i & 1) ? 1 : -1;
+  return keyOf(__ldg(&T.rank[voxelBase + ownerVoxel(T.grid, f, word)]), word);
 }
 
 // The coface a cell in state s (paired upwards) is paired with: its
