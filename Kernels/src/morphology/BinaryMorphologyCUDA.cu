@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 namespace topovox
 {
@@ -384,11 +385,13 @@ bool binaryInRegisters(const GridView& image, const std::vector<BinaryStage>& st
 void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, const BinaryOptions& o,
   MemorySpace maskMemory, uint8_t* out, MemorySpace outMemory)
 {
+  // One device copy of a host image for both paths (freed once the bits
+  // are packed).
+  std::unique_ptr<cuda::ImageOnDevice> input(new cuda::ImageOnDevice(image));
   {
-    const cuda::ImageOnDevice input(image);
     PooledArray<uint8_t> result(outMemory == MemorySpace::Host ? static_cast<size_t>(image.voxelCount()) : 0);
     uint8_t* target = outMemory == MemorySpace::Device ? out : result.ptr;
-    if (binaryInRegisters(input.view, stages, o, target))
+    if (binaryInRegisters(input->view, stages, o, target))
     {
       if (outMemory == MemorySpace::Device)
         check(cudaDeviceSynchronize(), "binary morphology");
@@ -402,10 +405,8 @@ void binaryGPU(const GridView& image, const std::vector<BinaryStage>& stages, co
   PooledArray<uint32_t> a(static_cast<size_t>(words)), b(static_cast<size_t>(words));
   PooledArray<uint32_t> maskBits(o.mask ? static_cast<size_t>(words) : 0);
   PooledArray<int> changed(1);
-  {
-    const cuda::ImageOnDevice input(image);
-    pack(input.view, g, a.ptr);
-  }
+  pack(input->view, g, a.ptr);
+  input.reset();
   if (o.mask)
   {
     const GridView m = GridView::contiguous(o.mask, ScalarType::UInt8, g.nx, g.ny, g.nz, maskMemory);
