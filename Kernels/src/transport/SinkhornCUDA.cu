@@ -17,8 +17,13 @@
 // graph and replayed, so a long run costs one launch per ten iterations;
 // the host reads one counter of pairs still running per replay. The same
 // updates as the CPU path, in double; sums in another order.
+// The scaling method, where K and K^T fit in the SMs' shared memory (d up
+// to about 1,000 on an H200), runs instead a period per cooperative launch
+// with the matrix resident (SinkhornResident.h).
 #include "FactoredLogSumExp.h"
 #include "SinkhornBackends.h"
+#include "SinkhornResident.h"
+#include "SinkhornRows.cuh"
 
 #include "../common/CudaUtil.cuh"
 
@@ -89,152 +94,7 @@ __global__ void logKernel(const double* x, int64_t n, double* out)
 
 // --- the row kernel ----------------------------------------------------------
 
-// What a row kernel computes for pair p and row k, with x_l = X[k][l] and
-// s_l = s[p][l] (at = p * d + k):
-enum class Row
-{
-  ScaleV,        // v = b / (K^T u): X = K^T, s = u, mass = b; out = v, prev = the old v
-  ScaleU,        // u = 1 / ((K / a) v): X = K, s = v, mass = a; out = u, prev = the old u
-  ScaleResidual, // (K^T u) v - b: X = K^T, s = u, t = v, mass = b
-  LogUpdate,     // log mass - logsumexp_l (x_l + s_l): mass = log b (X = Mr^T, s = u) or log a (X = Mr, s = v)
-  LogResidual    // sum_l exp(x_l + s_l + t_k) - b: X = Mr^T, s = u, t = v, mass = b
-};
-
-struct RowArgs
-{
-  const double* X;
-  const double* s;
-  const double* t;
-  const double* mass;
-  const int* active;
-  int n, d;
-  double* out;
-  double* prev;
-  int* bad;
-  // The tile kernel's columns split over gridDim.z blocks: each block's
-  // partial sums ([z][pair][row]) and, per tile, how many have arrived.
-  double* partM = nullptr;
-  double* partSum = nullptr;
-  int* partZero = nullptr;
-  int* arrivals = nullptr;
-  // The log domain's factored sums (LogUpdate, tile kernel): E = exp(X -
-  // rowMax), usable where *factorOk; each pair's maximum of s (read) and
-  // of out (written), as ordered keys, and the slot the next kernel writes
-  // (reset here).
-  const double* E = nullptr;
-  const double* rowMax = nullptr;
-  const int* factorOk = nullptr;
-  const unsigned long long* sMax = nullptr;
-  unsigned long long* outMax = nullptr;
-  unsigned long long* resetMax = nullptr;
-};
-
-// A double as an unsigned key that orders as the doubles do (atomicMax on
-// doubles); NaN and +inf above every finite value. 0: no value (a slot
-// just reset, or only -inf).
-__device__ inline unsigned long long orderedKey(double x)
-{
-  if (isnan(x) || x == INFINITY)
-    return ~0ull;
-  const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(x));
-  return (bits >> 63) ? ~bits : (bits | (1ull << 63));
-}
-
-// The key's double; NaN for a key that stands for no finite value.
-__device__ inline double fromOrderedKey(unsigned long long key)
-{
-  if (key == 0 || key == ~0ull)
-    return NAN;
-  return __longlong_as_double(static_cast<long long>((key >> 63) ? (key & ~(1ull << 63)) : ~key));
-}
-
-// Combines the one-pass log-sum-exp state (m, sum) with (m2, s2); plain
-// sums (Lse false) just add.
-template <bool Lse>
-__device__ inline void combine(double& m, double& sum, double m2, double s2)
-{
-  if (!Lse)
-    sum += s2;
-  else if (m2 > m)
-  {
-    sum = (m == -INFINITY ? 0.0 : sum * exp(m - m2)) + s2;
-    m = m2;
-  }
-  else if (m2 != -INFINITY)
-    sum += s2 * exp(m2 - m);
-}
-
-// The update of pair p at row k from its row's sum (and maximum m in the
-// log domain; zero: a product that is not positive, for ScaleU).
-template <Row R>
-__device__ void finishRow(const RowArgs& g, int64_t p, int64_t k, double m, double sum, bool zero)
-{
-  const int64_t at = p * g.d + k;
-  switch (R)
-  {
-    case Row::ScaleV:
-    {
-      const double v = g.mass[at] / sum;
-      g.prev[at] = g.out[at];
-      g.out[at] = v;
-      if (sum == 0 || !isfinite(v))
-        g.bad[p] = 1;
-      break;
-    }
-    case Row::ScaleU:
-    {
-      // The CPU sums ((1 / a_k) K_kl) v_l: with 1 / a_k infinite every term
-      // is inf, or NaN where K_kl v_l is 0 (u: 0, or NaN). Otherwise 1 / a_k
-      // scales the row's sum.
-      const double inverse = 1.0 / g.mass[at];
-      const double u = isinf(inverse) ? (zero ? NAN : 0.0) : 1.0 / (inverse * sum);
-      g.prev[at] = g.out[at];
-      g.out[at] = u;
-      if (!isfinite(u))
-        g.bad[p] = 1;
-      break;
-    }
-    case Row::ScaleResidual:
-      g.out[at] = sum * g.t[at] - g.mass[at];
-      break;
-    case Row::LogUpdate:
-      g.out[at] = g.mass[at] - (m == -INFINITY ? m : m + log(sum));
-      break;
-    case Row::LogResidual:
-      g.out[at] = sum - g.mass[at];
-      break;
-  }
-}
-
-// One term x_l s_l of pair p's row into a thread's (m, sum, zero).
-template <Row R>
-__device__ inline void addTerm(double x, double y, double shift, double& m, double& sum, bool& zero)
-{
-  if (R == Row::LogResidual)
-    sum += exp(x + y + shift);
-  else if (R == Row::LogUpdate)
-    combine<true>(m, sum, x + y, 1.0); // one pass: a new maximum rescales the sum
-  else
-  {
-    sum += x * y;
-    if (R == Row::ScaleU)
-      zero = zero || !(x > 0 && y > 0);
-  }
-}
-
-// Warp-wide combination of (m, sum, zero): lane 0 holds the result.
-template <Row R>
-__device__ inline void warpCombine(double& m, double& sum, bool& zero)
-{
-  constexpr bool Lse = R == Row::LogUpdate;
-  for (int o = 16; o > 0; o >>= 1)
-  {
-    const double s2 = __shfl_down_sync(0xffffffffu, sum, o);
-    combine<Lse>(m, sum, Lse ? __shfl_down_sync(0xffffffffu, m, o) : 0.0, s2);
-    if (R == Row::ScaleU)
-      zero = __shfl_down_sync(0xffffffffu, zero, o) || zero;
-  }
-}
+using namespace rows;
 
 // One pair: block b takes row k = b, its threads sharing the row (every
 // thread of the GPU busy on a single pair).
@@ -888,7 +748,10 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   // ranges' partial sums, and in the log domain E and its transpose.
   const dim3 tiles = d64 <= (int64_t(1) << 30) / d64 ? tileGrid(pairs, d64, logDomain) : dim3(1, 1, 0);
   const bool split = tiles.z > 1, factor = logDomain && tiles.z > 0;
-  const double need = 8.0 * (3.0 * double(dd) + 7.0 * double(nd) +
+  // The scaling method with K in shared memory where it fits
+  // (SinkhornResident.h): one launch a period instead of the row kernels.
+  const ResidentPlan resident = logDomain ? ResidentPlan{} : residentPlan(n, d);
+  const double need = 8.0 * (3.0 * double(dd) + 7.0 * double(nd) + double(ns) * resident.blocks +
     (o.computePlans ? double(nd) * double(d) : 0.0) + (split ? 2.5 * tiles.z * double(nd) : 0.0) +
     (factor ? 2.0 * double(dd) + 4.0 * double(ns) : 0.0));
   size_t freeBytes = 0, totalBytes = 0;
@@ -913,6 +776,9 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   for (double** x : { &dErr, &dErrors, &dCosts })
     slab.add(*x, ns);
   slab.add(dPartials, ns * size_t(parts));
+  double* dResidualParts = nullptr;
+  if (resident.blocks)
+    slab.add(dResidualParts, ns * size_t(resident.blocks));
   if (o.computePlans)
     slab.add(dPlans, nd * size_t(d));
   for (int** x : { &dActive, &dBad, &dStatus, &dIterations })
@@ -1054,20 +920,35 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
     return running > 0;
   };
   const int periods = o.numItermax / kCheckPeriod, tail = o.numItermax % kCheckPeriod;
-  Graph graph;
-  const bool replay = periods > 1 && graph.capture(s, period);
   bool running = true;
-  for (int r = 0; r < periods && running; ++r)
+  if (resident.blocks)
   {
-    if (replay)
-      check(cudaGraphLaunch(graph.exec, s), "cudaGraphLaunch");
-    else
-      period();
-    check(cudaGetLastError(), "Sinkhorn iterations");
-    running = stillRunning();
+    const ResidentScaling g{ dX, dXT, dA, dB, dU, dV, dUp, dVp, dResidualParts, dErrors, dActive, dBad, dStatus,
+      dIterations, dCounter, dRunning, n, d, o.stopThr };
+    for (int r = 0; r < periods && running; ++r)
+    {
+      launchResident(g, resident, kCheckPeriod, true, s);
+      running = stillRunning();
+    }
+    if (tail > 0 && running)
+      launchResident(g, resident, tail, true, s); // the tail starts a period: checked first
   }
-  for (int q = 0; q < tail && running; ++q)
-    iteration(q == 0); // the tail starts a period: checked first
+  else
+  {
+    Graph graph;
+    const bool replay = periods > 1 && graph.capture(s, period);
+    for (int r = 0; r < periods && running; ++r)
+    {
+      if (replay)
+        check(cudaGraphLaunch(graph.exec, s), "cudaGraphLaunch");
+      else
+        period();
+      check(cudaGetLastError(), "Sinkhorn iterations");
+      running = stillRunning();
+    }
+    for (int q = 0; q < tail && running; ++q)
+      iteration(q == 0); // the tail starts a period: checked first
+  }
   check(cudaGetLastError(), "Sinkhorn iterations");
 
   // Costs (and plans) from the final scalings.
