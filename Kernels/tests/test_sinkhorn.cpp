@@ -121,6 +121,30 @@ void stoppingCases(bool gpu)
   }
   if (!gpu)
     return;
+  // The scaling method's resident kernel (SinkhornResidentCUDA.cu): 70
+  // pairs take two rounds of a block's warps; a pair with a numerical error
+  // among them; d 1000 leaves the last block rows past the end; 2 pairs, a
+  // partial group of four. 27 iterations: two periods and a tail.
+  randomProblem(rng, 70, 96, a, b, M);
+  for (int64_t k = 0; k < 96; ++k)
+    a[static_cast<size_t>(41 * 96 + k)] = k == 5 ? 0.0 : a[static_cast<size_t>(41 * 96 + k)];
+  for (double reg : { 0.05, 1e-4 })
+  {
+    SinkhornOptions o;
+    o.reg = reg;
+    o.numItermax = 27;
+    const SinkhornResult r = compareDevices(a, b, M, 70, 96, o, "70 pairs d 96 reg " + std::to_string(reg), true);
+    expect(reg > 0.01 || r.warnings.find("pair 41: numerical errors") != std::string::npos,
+      "70 pairs reg 1e-4: pair 41 (a zero mass) fails (" + r.warnings.substr(0, 200) + ")");
+  }
+  for (int64_t pairs : { 2, 9 })
+  {
+    randomProblem(rng, pairs, 1000, a, b, M);
+    SinkhornOptions o;
+    o.reg = 0.05;
+    o.numItermax = 23;
+    compareDevices(a, b, M, pairs, 1000, o, "d 1000 pairs " + std::to_string(pairs) + " scaling", true);
+  }
   // Longer histograms than the shared memory of a block would hold.
   randomProblem(rng, 3, 1300, a, b, M);
   for (SinkhornMethod method : { SinkhornMethod::Sinkhorn, SinkhornMethod::SinkhornLog })

@@ -130,14 +130,17 @@ template <typename T>
 using PooledArray = DeviceArray<T, true>;
 
 // A device buffer of at least `bytes` for the calling host thread, the
-// current device and `stream`, reused by the thread's later calls on that
-// stream (which the stream itself orders after the earlier ones' kernels)
-// and grown when too small: for the small accumulators of kernels that run
-// many times a second, where an allocation and a free per call cost more
-// than the launch. Kept for the process, never freed: at exit the CUDA
-// runtime may be gone before thread-local destructors would run. Valid until
-// the thread's next call for the same device and stream.
-inline void* streamScratch(size_t bytes, cudaStream_t stream)
+// current device and `stream`, all zero, reused by the thread's later calls
+// on that stream (which the stream itself orders after the earlier ones'
+// kernels) and grown when too small: for the small accumulators of kernels
+// that run many times a second, where an allocation, a free, or even a
+// memset per call cost more than the launch. Zeroed when allocated; every
+// user's kernels leave it zero again when done (the last block to finish
+// reads the sums out and clears them), so no call pays a memset. Kept for
+// the process, never freed: at exit the CUDA runtime may be gone before
+// thread-local destructors would run. Valid until the thread's next call
+// for the same device and stream.
+inline void* zeroedStreamScratch(size_t bytes, cudaStream_t stream)
 {
   struct Buffer
   {
@@ -155,6 +158,7 @@ inline void* streamScratch(size_t bytes, cudaStream_t stream)
     b = Buffer{};
     check(cudaMalloc(&b.ptr, bytes), "cudaMalloc");
     b.bytes = bytes;
+    check(cudaMemsetAsync(b.ptr, 0, bytes, stream), "cudaMemset");
   }
   return b.ptr;
 }

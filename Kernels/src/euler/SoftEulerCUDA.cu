@@ -84,6 +84,35 @@ TV_HD void voxelIndex(int64_t v, const SoftVoxelParams& P, int64_t& i, int64_t& 
 // group + l + 32 q, q < kChunks.
 constexpr int kMaxChunks = 4, kGroup = 32 * kMaxChunks;
 
+// The end of a launch whose blocks add their sums into `acc` (all zero
+// before the launch; cuda::zeroedStreamScratch): the last block to arrive
+// at `arrivals` (just past acc) takes acc[0..n) out, writes it to
+// out[0..n) as T (where `out` is not null) and leaves acc and the counter
+// zero for the next call. So one launch does what a memset, the kernel and
+// a cast kernel did: for a small image the launches were the time.
+__device__ inline bool lastBlockToArrive(unsigned* arrivals)
+{
+  __shared__ bool last;
+  __threadfence(); // this block's additions to acc, before its arrival
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(arrivals, 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
+  __syncthreads();
+  return last;
+}
+
+template <typename T>
+__device__ inline void takeSums(double* acc, int64_t n, T* out)
+{
+  for (int64_t k = threadIdx.x; k < n; k += blockDim.x)
+  {
+    const double v = __longlong_as_double(
+      static_cast<long long>(atomicExch(reinterpret_cast<unsigned long long*>(acc + k), 0ull)));
+    if (out)
+      out[k] = static_cast<T>(v);
+  }
+}
+
 // acc[(b * D + d) * nt + t] += sum over voxels c sigmoid(lambda (t - h)),
 // direction d = blockIdx.y (of D = gridDim.y). Warps walk the voxels
 // together, 32 consecutive voxels a step, each lane finding its voxel's
@@ -96,7 +125,7 @@ constexpr int kMaxChunks = 4, kGroup = 32 * kMaxChunks;
 // in double, the warps' in shared memory, the blocks' by global atomics.
 template <typename T, int kChunks>
 __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
-  const T* __restrict__ thresholds, int nt, int64_t batch, double* acc)
+  const T* __restrict__ thresholds, int nt, int64_t batch, double* acc, T* chi)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
@@ -156,6 +185,14 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
         atomicAdd(&acc[(b * nd + d) * nt + group + t], sums[t]);
     __syncthreads();
   }
+  const int64_t curves = batch * nd * nt;
+  unsigned* arrivals = reinterpret_cast<unsigned*>(acc + curves);
+  if (lastBlockToArrive(arrivals))
+  {
+    takeSums(acc, curves, chi);
+    if (threadIdx.x == 0)
+      *arrivals = 0;
+  }
 }
 
 // The backward, direction d = blockIdx.y of D = gridDim.y, thresholds of
@@ -171,7 +208,8 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
 template <typename T, int kChunks>
 __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch,
-  const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc)
+  const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc, T* gradThresholds, T* gradDirection,
+  T* gradAlpha)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
@@ -283,13 +321,15 @@ __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restric
     else
       atomicAdd(&acc[k - 32 * kChunks < 3 ? nt + 3 * d + (k - 32 * kChunks) : nt + 3 * nd], sums[k]);
   }
-}
-
-template <typename T>
-__global__ void castKernel(const double* in, T* out, int64_t n)
-{
-  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
-    out[k] = static_cast<T>(in[k]);
+  unsigned* arrivals = reinterpret_cast<unsigned*>(acc + nt + 3 * nd + 1);
+  if (lastBlockToArrive(arrivals))
+  {
+    takeSums(acc, nt, gradThresholds);
+    takeSums(acc + nt, 3 * nd, gradDirection);
+    takeSums(acc + nt + 3 * nd, 1, gradAlpha);
+    if (threadIdx.x == 0)
+      *arrivals = 0;
+  }
 }
 
 // Calls launch(std::integral_constant<int, chunks>) with the chunks of 32
@@ -320,8 +360,9 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], curves = p.batch * nd * nt;
   const cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
   {
-    double* acc = static_cast<double*>(cuda::streamScratch(static_cast<size_t>(curves) * sizeof(double), stream));
-    check(cudaMemsetAsync(acc, 0, static_cast<size_t>(curves) * sizeof(double), stream), "cudaMemset");
+    // The curves' sums and the arrivals counter, zero (lastBlockToArrive).
+    double* acc = static_cast<double*>(
+      cuda::zeroedStreamScratch(static_cast<size_t>(curves) * sizeof(double) + sizeof(unsigned), stream));
     // Directions along y (a small image still fills the GPU with many),
     // threshold groups along z.
     const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd),
@@ -329,11 +370,9 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
     withChunks(nt, [&](auto chunks) {
       forwardKernel<T, decltype(chunks)::value><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(p.images), P,
         static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-        p.batch, acc);
+        p.batch, acc, chi);
     });
     check(cudaGetLastError(), "soft Euler forward kernel");
-    castKernel<T><<<blocksFor(curves), kThreads, 0, stream>>>(acc, chi, curves);
-    check(cudaGetLastError(), "soft Euler cast kernel");
   }
   if (!stream)
     check(cudaStreamSynchronize(0), "soft Euler forward");
@@ -350,8 +389,8 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
   const size_t slots = static_cast<size_t>(nt + 3 * nd + 1); // dL/dt, dL/du per direction, dL/dalpha
   const cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
   {
-    double* acc = static_cast<double*>(cuda::streamScratch(slots * sizeof(double), stream));
-    check(cudaMemsetAsync(acc, 0, slots * sizeof(double), stream), "cudaMemset");
+    // The sums and the arrivals counter, zero (lastBlockToArrive).
+    double* acc = static_cast<double*>(cuda::zeroedStreamScratch(slots * sizeof(double) + sizeof(unsigned), stream));
     if (gradImages && (nd > 1 || nt > kGroup)) // the directions and threshold groups add their parts
       check(cudaMemsetAsync(gradImages, 0, static_cast<size_t>(p.batch * voxels) * sizeof(T), stream), "cudaMemset");
     const int groups = (nt + kGroup - 1) / kGroup;
@@ -360,16 +399,9 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
     withChunks(nt, [&](auto chunks) {
       backwardKernel<T, decltype(chunks)::value><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(p.images), P,
         static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-        p.batch, gradChi, gradImages, accumulate, acc);
+        p.batch, gradChi, gradImages, accumulate, acc, gradThresholds, gradDirection, gradAlpha);
     });
     check(cudaGetLastError(), "soft Euler backward kernel");
-    if (gradThresholds)
-      castKernel<T><<<1, kThreads, 0, stream>>>(acc, gradThresholds, nt);
-    if (gradDirection)
-      castKernel<T><<<1, kThreads, 0, stream>>>(acc + nt, gradDirection, 3 * nd);
-    if (gradAlpha)
-      castKernel<T><<<1, kThreads, 0, stream>>>(acc + nt + 3 * nd, gradAlpha, 1);
-    check(cudaGetLastError(), "soft Euler cast kernel");
   }
   if (!stream)
     check(cudaStreamSynchronize(0), "soft Euler backward");
