@@ -73,31 +73,24 @@ def _stream_of(tensor):
     return raw if raw != 0 else _CUDA_STREAM_LEGACY
 
 
-class SoftEulerFunction(torch.autograd.Function):
+class SoftEulerFunction:
     """chi = SoftEulerFunction.apply(images, thresholds, direction, alpha,
     lam, weight, construction, origin, spacing): images (B, C, H, W) or
     (B, C, D, H, W); thresholds (T,); direction (3,) (x, y, z: used as
     given) or (K, 3) for K directions in one launch (a transform); alpha
     (1,); all of one dtype (float32/64) and device. Returns (B, C, T), or
-    (B, C, K, T) for K directions."""
+    (B, C, K, T) for K directions, differentiable with respect to the
+    images, the thresholds, the direction and alpha.
+
+    The autograd node is the extension's (C++): a Python
+    torch.autograd.Function cost more host time a call than a small image's
+    kernels (Torch/csrc/soft_euler_binding.cpp). The backward runs on the
+    forward's CUDA stream."""
 
     @staticmethod
-    def forward(ctx, images, thresholds, direction, alpha, lam, weight, construction, origin, spacing):
-        images, thresholds = images.contiguous(), thresholds.contiguous()
-        direction = direction.contiguous()
-        direction = direction.reshape(3) if direction.dim() == 1 else direction.reshape(-1, 3)
-        alpha = alpha.contiguous().reshape(1)
-        t = construction == "T"
-        ctx.save_for_backward(images, thresholds, direction, alpha)
-        ctx.settings = (float(lam), float(weight), t, [float(v) for v in origin], [float(v) for v in spacing])
-        return _extension().forward(images, thresholds, direction, alpha, *ctx.settings, _stream_of(images))
-
-    @staticmethod
-    def backward(ctx, grad_chi):
-        images, thresholds, direction, alpha = ctx.saved_tensors
-        gx, gt, gu, ga = _extension().backward(grad_chi.contiguous(), images, thresholds, direction, alpha,
-                                               *ctx.settings, _stream_of(images))
-        return gx, gt, gu, ga, None, None, None, None, None
+    def apply(images, thresholds, direction, alpha, lam, weight, construction, origin, spacing):
+        return _extension().apply(images, thresholds, direction, alpha, float(lam), float(weight),
+                                  construction == "T", origin, spacing, _stream_of(images))
 
 
 def soft_euler_curve(images, thresholds, direction=(0.0, 0.0, 1.0), alpha=0.0, lam=10.0, weight=1.0,
