@@ -168,6 +168,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
 {
   m.doc() = "TopoVox: the differentiable Euler characteristic curve (SoftEuler.h)";
   m.def("apply", &softEulerApply, "chi, differentiable: (B, C, T), or (B, C, D, T) for D directions");
-  m.def("forward", &softEulerForward, "chi (B, C, T), or (B, C, D, T) for D directions");
-  m.def("backward", &softEulerBackward, "gradients of images, thresholds, direction, alpha");
 }

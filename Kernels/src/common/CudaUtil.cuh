@@ -162,5 +162,27 @@ inline void* zeroedStreamScratch(size_t bytes, cudaStream_t stream)
   }
   return b.ptr;
 }
+
+// A kernel's "the last block finishes" step: this block's global writes
+// are made visible, then it arrives at `counter`; true, in every thread,
+// for the block that arrives `expected`-th, which also resets the counter
+// for the next launch and sees every other block's writes.
+template <typename Count>
+__device__ inline bool lastBlockToArrive(Count* counter, Count expected)
+{
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+  {
+    last = atomicAdd(counter, Count(1)) == expected - 1;
+    if (last)
+      *counter = 0;
+  }
+  __syncthreads();
+  if (last)
+    __threadfence();
+  return last;
+}
 }
 }

@@ -86,21 +86,10 @@ constexpr int kMaxChunks = 4, kGroup = 32 * kMaxChunks;
 
 // The end of a launch whose blocks add their sums into `acc` (all zero
 // before the launch; cuda::zeroedStreamScratch): the last block to arrive
-// at `arrivals` (just past acc) takes acc[0..n) out, writes it to
-// out[0..n) as T (where `out` is not null) and leaves acc and the counter
-// zero for the next call. So one launch does what a memset, the kernel and
-// a cast kernel did: for a small image the launches were the time.
-__device__ inline bool lastBlockToArrive(unsigned* arrivals)
-{
-  __shared__ bool last;
-  __threadfence(); // this block's additions to acc, before its arrival
-  __syncthreads();
-  if (threadIdx.x == 0)
-    last = atomicAdd(arrivals, 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
-  __syncthreads();
-  return last;
-}
-
+// (cuda::lastBlockToArrive, on the counter just past acc) takes acc[0..n)
+// out, writes it to out[0..n) as T (where `out` is not null) and leaves
+// acc zero for the next call. So one launch does what a memset, the kernel
+// and a cast kernel did: for a small image the launches were the time.
 template <typename T>
 __device__ inline void takeSums(double* acc, int64_t n, T* out)
 {
@@ -186,13 +175,8 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
     __syncthreads();
   }
   const int64_t curves = batch * nd * nt;
-  unsigned* arrivals = reinterpret_cast<unsigned*>(acc + curves);
-  if (lastBlockToArrive(arrivals))
-  {
+  if (cuda::lastBlockToArrive(reinterpret_cast<unsigned*>(acc + curves), gridDim.x * gridDim.y * gridDim.z))
     takeSums(acc, curves, chi);
-    if (threadIdx.x == 0)
-      *arrivals = 0;
-  }
 }
 
 // The backward, direction d = blockIdx.y of D = gridDim.y, thresholds of
@@ -321,14 +305,11 @@ __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restric
     else
       atomicAdd(&acc[k - 32 * kChunks < 3 ? nt + 3 * d + (k - 32 * kChunks) : nt + 3 * nd], sums[k]);
   }
-  unsigned* arrivals = reinterpret_cast<unsigned*>(acc + nt + 3 * nd + 1);
-  if (lastBlockToArrive(arrivals))
+  if (cuda::lastBlockToArrive(reinterpret_cast<unsigned*>(acc + nt + 3 * nd + 1), gridDim.x * gridDim.y * gridDim.z))
   {
     takeSums(acc, nt, gradThresholds);
     takeSums(acc + nt, 3 * nd, gradDirection);
     takeSums(acc + nt + 3 * nd, 1, gradAlpha);
-    if (threadIdx.x == 0)
-      *arrivals = 0;
   }
 }
 

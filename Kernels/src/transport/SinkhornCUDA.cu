@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(kThreads) rowTileKernel(RowArgs g)
   // apart, without conflicts.
   __shared__ double xs[kTileRows][kChunk + 1], ss[kTilePairs][kChunk + 1];
   __shared__ double mOther[kOutputs], sumOther[kOutputs], shiftOf[kTilePairs];
-  __shared__ int zeroOther[kOutputs], running[kTilePairs], lastToArrive;
+  __shared__ int zeroOther[kOutputs], running[kTilePairs];
   constexpr bool Log = R == Row::LogUpdate;
   const int t = threadIdx.x;
   // A warp: 16 pairs x 2 rows of one half.
@@ -332,18 +332,8 @@ __global__ void __launch_bounds__(kThreads) rowTileKernel(RowArgs g)
       g.partSum[at] = sum;
       g.partZero[at] = zero;
     }
-    __threadfence();
-    __syncthreads();
-    if (t == 0)
-    {
-      lastToArrive = atomicAdd(&g.arrivals[tile], 1) == splits - 1;
-      if (lastToArrive)
-        g.arrivals[tile] = 0; // ready for the next launch
-    }
-    __syncthreads();
-    if (!lastToArrive)
+    if (!cuda::lastBlockToArrive(&g.arrivals[tile], static_cast<int>(splits)))
       return;
-    __threadfence();
     if (half == 0 && mine)
     {
       m = -INFINITY;

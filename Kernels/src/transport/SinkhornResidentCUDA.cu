@@ -111,6 +111,13 @@ __device__ inline double reduceScatter(double (&v)[V], int lane)
   return v[0];
 }
 
+// A pair's state for an iteration: 0 stopped, 1 runs, 2 stops for the
+// numerical error of the iteration before.
+__device__ inline int pairFlag(const int* active, const int* bad, int p)
+{
+  return active[p] ? (bad[p] ? 2 : 1) : 0;
+}
+
 // One half-iteration on the block's rows (rowsSm: Rows x d) for every pair
 // with flag 1: the sums of the rows with the pairs' vectors g.s, then the
 // update of each (pair, row) or, for ScaleResidual, the block's sum of
@@ -130,7 +137,7 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
   const int width = ((d + slices - 1) / slices + 31) / 32 * 32;
   if (TakeFlags)
     for (int p = threadIdx.x; p < n; p += kThreads)
-      sm.flag[p] = g.active[p] ? (g.bad[p] ? 2 : 1) : 0;
+      sm.flag[p] = pairFlag(g.active, g.bad, p);
   for (int g0 = 0; g0 < groups; g0 += groupsARound)
   {
     // The (pair, row) this thread updates in the round, and the values the
@@ -240,24 +247,17 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
   }
 }
 
-// Block 0: pair p's previous scalings back (a numerical error), as
-// stepKernel does.
-__device__ void restoreScalings(const ResidentScaling& g, int p)
-{
-  for (int64_t j = int64_t(p) * g.d + threadIdx.x; j < int64_t(p + 1) * g.d; j += blockDim.x)
-  {
-    g.U[j] = g.Up[j];
-    g.V[j] = g.Vp[j];
-  }
-}
-
-// Block 0: the pairs flagged 2 (an error in the iteration before) get their
-// previous scalings back and stop; `done` iterations counted.
+// Block 0: the pairs flagged 2 (a numerical error) get their previous
+// scalings back and stop, as stepKernel does; `done` iterations counted.
 __device__ void stopFlagged(const ResidentScaling& g, const int* flag, int done)
 {
   for (int p = 0; p < g.n; ++p)
     if (flag[p] == 2)
-      restoreScalings(g, p);
+      for (int64_t j = int64_t(p) * g.d + threadIdx.x; j < int64_t(p + 1) * g.d; j += blockDim.x)
+      {
+        g.U[j] = g.Up[j];
+        g.V[j] = g.Vp[j];
+      }
   for (int p = threadIdx.x; p < g.n; p += blockDim.x)
     if (flag[p] == 2)
     {
@@ -272,15 +272,15 @@ __device__ void takeFlags(const ResidentScaling& g, int* flag)
 {
   __syncthreads();
   for (int p = threadIdx.x; p < g.n; p += blockDim.x)
-    flag[p] = g.active[p] ? (g.bad[p] ? 2 : 1) : 0;
+    flag[p] = pairFlag(g.active, g.bad, p);
   __syncthreads();
 }
 
 // Block 0 after a checked iteration ii: a pair with a numerical error
-// stops with its previous scalings; the others' marginal error (the
-// blocks' parts, added in block order) is recorded and stops them below
-// stopThr.
-__device__ void checkedStep(const ResidentScaling& g, const int* flag, int ii)
+// stops with its previous scalings (flagged 2 here, stopFlagged); the
+// others' marginal error (the blocks' parts, added in block order) is
+// recorded and stops them below stopThr.
+__device__ void checkedStep(const ResidentScaling& g, int* flag, int ii)
 {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int p = warp; p < g.n; p += kWarps)
@@ -304,16 +304,12 @@ __device__ void checkedStep(const ResidentScaling& g, const int* flag, int ii)
       }
     }
   }
-  for (int p = 0; p < g.n; ++p)
-    if (flag[p] == 1 && g.bad[p])
-      restoreScalings(g, p);
+  __syncthreads(); // the loop above reads the flags
   for (int p = threadIdx.x; p < g.n; p += blockDim.x)
     if (flag[p] == 1 && g.bad[p])
-    {
-      g.status[p] = 2;
-      g.iterations[p] = ii + 1;
-      g.active[p] = 0;
-    }
+      flag[p] = 2;
+  __syncthreads();
+  stopFlagged(g, flag, ii + 1);
 }
 
 // Flags: bad[p] set in an iteration is left set once the pair has stopped
