@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,25 @@ void stoppingCases(bool gpu)
     o.reg = 0.05;
     o.numItermax = 23;
     compareDevices(a, b, M, pairs, 1000, o, "d 1000 pairs " + std::to_string(pairs) + " scaling", true);
+  }
+  // More iterations than one resident launch runs (1,000): a second,
+  // partial launch; then pairs that converge in the second launch, at
+  // different iterations, the launch ending at the check that stops the
+  // last.
+  randomProblem(rng, 5, 64, a, b, M);
+  for (double stopThr : { 0.0, 1e-13 })
+  {
+    SinkhornOptions o;
+    o.reg = 0.003;
+    o.numItermax = 2345;
+    o.stopThr = stopThr;
+    const SinkhornResult r = compareDevices(a, b, M, 5, 64, o, "5 pairs, 2345 iterations, stopThr " +
+      std::to_string(stopThr), true);
+    const auto span = std::minmax_element(r.iterations.begin(), r.iterations.end());
+    if (stopThr > 0)
+      expect(*span.first > 1000 && *span.first < *span.second,
+        "5 pairs at stopThr 1e-13 stop at different iterations past the first launch (" +
+          std::to_string(*span.first) + " to " + std::to_string(*span.second) + ")");
   }
   // Longer histograms than the shared memory of a block would hold.
   randomProblem(rng, 3, 1300, a, b, M);
@@ -283,6 +303,53 @@ void batchEqualsAlone()
   }
 }
 
+// Bad arguments: std::invalid_argument with the reason, on the device
+// asked for (a cost matrix that is not finite is found by the CPU's scan or
+// by the GPU's set-up kernel, with the same message), for both methods and
+// a matrix large enough for the GPU's staged upload.
+void badArguments(bool gpu)
+{
+  std::mt19937_64 rng(41);
+  for (int64_t d : { 7, 1024 })
+  {
+    std::vector<double> a, b, M;
+    randomProblem(rng, 2, d, a, b, M);
+    auto message = [&](const std::vector<double>& aa, const std::vector<double>& MM, SinkhornOptions o) {
+      o.device = gpu ? Device::GPU : Device::CPU;
+      try
+      {
+        sinkhorn(aa, b, MM, 2, d, o);
+      }
+      catch (const std::invalid_argument& e)
+      {
+        return std::string(e.what());
+      }
+      return std::string("(nothing thrown)");
+    };
+    const std::string at = " (d " + std::to_string(d) + (gpu ? ", gpu)" : ", cpu)");
+    for (SinkhornMethod method : { SinkhornMethod::Sinkhorn, SinkhornMethod::SinkhornLog })
+      for (double bad : { std::nan(""), HUGE_VAL, -HUGE_VAL })
+      {
+        std::vector<double> MM = M;
+        MM[static_cast<size_t>(d * d - 2)] = bad; // the last slice of a staged upload
+        SinkhornOptions o;
+        o.method = method;
+        o.numItermax = 20;
+        const std::string said = message(a, MM, o);
+        expect(said == "the cost matrix must be finite", "M with " + std::to_string(bad) + at + ": " + said);
+      }
+    std::vector<double> negative = a;
+    negative[3] = -0.1;
+    expect(message(negative, M, SinkhornOptions()) == "histograms must be nonnegative and finite",
+      "a negative histogram value" + at);
+    SinkhornOptions zeroReg;
+    zeroReg.reg = 0;
+    expect(message(a, M, zeroReg) == "reg must be positive and finite", "reg 0" + at);
+    std::vector<double> shortM(M.begin(), M.end() - 1);
+    expect(message(a, shortM, SinkhornOptions()).find("the cost matrix must be d x d") == 0, "M too short" + at);
+  }
+}
+
 // Progress and abort on the CPU: pairs in parallel report as pairs finish
 // (worker 0's), pairs together (d >= 256) at every check; false throws
 // topovox::Aborted.
@@ -336,6 +403,7 @@ int main(int argc, char** argv)
     progressAndAbort();
   }
   stoppingCases(gpu);
+  badArguments(gpu);
   std::mt19937_64 rng(5);
   for (int64_t d : { 5, 33, 200 })
     for (int64_t pairs : { 1, 7 })

@@ -55,6 +55,27 @@ void copyChunk(char* to, const char* from, size_t n, int threads)
 }
 } // namespace
 
+void* pinnedScratch(size_t bytes)
+{
+  // Never freed at exit, as the staging above.
+  struct Scratch
+  {
+    char* memory = nullptr;
+    size_t size = 0;
+  };
+  static thread_local Scratch scratch;
+  if (bytes > scratch.size)
+  {
+    if (scratch.memory)
+      check(cudaFreeHost(scratch.memory), "cudaFreeHost");
+    scratch.memory = nullptr;
+    scratch.size = 0;
+    check(cudaHostAlloc(reinterpret_cast<void**>(&scratch.memory), bytes, cudaHostAllocDefault), "cudaHostAlloc");
+    scratch.size = bytes;
+  }
+  return scratch.memory;
+}
+
 void copyToHost(void* host, const void* device, size_t bytes, int threads)
 {
   if (bytes < kChunk * 2)

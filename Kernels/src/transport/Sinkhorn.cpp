@@ -29,12 +29,11 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
   if (static_cast<int64_t>(M.size()) != d * d)
     throw std::invalid_argument("the cost matrix must be d x d (d = " + std::to_string(d) + ")");
   transport::checkSinkhornArguments(o, a, b, "histograms");
-  for (double x : M)
-    if (!std::isfinite(x))
-      throw std::invalid_argument("the cost matrix must be finite");
+  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
 #ifdef TOPOVOX_WITH_CUDA
   // Auto takes the GPU when there is one; a failure there (too little
-  // device memory, say) falls back to the CPU with a warning.
+  // device memory, say) falls back to the CPU with a warning. The GPU path
+  // checks the cost matrix on the device.
   std::string warn;
   if (resolveDevice(o.device, &warn) == Device::GPU)
   {
@@ -50,6 +49,7 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
     }
   }
 #endif
+  transport::checkCostMatrix(M, threads);
   SinkhornResult out;
 #ifdef TOPOVOX_WITH_CUDA
   out.warnings = warn;
@@ -74,7 +74,6 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
   }
   else
     logMatrices.reset(new transport::LogMatrices(M, d, o.reg, together));
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
   if (together && (scalingMethod || logMatrices->factored))
   {
     // Pairs together, K (or E) read once per half-iteration for a tile.

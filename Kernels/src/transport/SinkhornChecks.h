@@ -4,6 +4,10 @@
 
 #include "topovox/Sinkhorn.h"
 
+#include "../common/Parallel.h"
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -25,6 +29,32 @@ inline void checkSinkhornArguments(
     for (double x : *v)
       if (!(x >= 0) || !std::isfinite(x))
         throw std::invalid_argument(std::string(what) + " must be nonnegative and finite");
+}
+
+// What both paths throw for a cost matrix with a value that is not finite.
+[[noreturn]] inline void throwCostNotFinite()
+{
+  throw std::invalid_argument("the cost matrix must be finite");
+}
+
+// The cost matrix's check for the CPU path, on up to four threads (the GPU
+// path checks it on the device). A d = 1024 matrix is 8 MB: 0.75 ms on
+// one thread of the H200 machine, 0.38 ms on four; starting and joining a
+// thread there costs about 30 us, and more than four gain nothing.
+inline void checkCostMatrix(const std::vector<double>& M, int threads)
+{
+  std::atomic<bool> finite(true);
+  const int64_t n = static_cast<int64_t>(M.size());
+  const int workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({ threads, 4, n / 65536 })));
+  parallelFor(n, workers, [&](int, int64_t k0, int64_t k1) {
+    bool ok = true;
+    for (int64_t k = k0; k < k1; ++k)
+      ok &= std::isfinite(M[static_cast<size_t>(k)]);
+    if (!ok)
+      finite = false;
+  });
+  if (!finite)
+    throwCostNotFinite();
 }
 }
 }

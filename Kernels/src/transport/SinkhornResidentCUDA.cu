@@ -28,6 +28,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+#include <utility>
 
 namespace topovox
 {
@@ -43,6 +48,7 @@ constexpr int kThreads = 512, kWarps = kThreads / 32;
 constexpr int kPairsAWarp = 4;
 constexpr int kMaxPairs = 4096; // the pairs' flags live in shared memory
 constexpr int kColumnsAtOnce = 4; // columns whose loads a lane issues together
+constexpr int kStaticShared = 64; // bytes: the kernel's own static shared memory (countRunning's count), rounded up
 
 // Where a block's shared memory goes.
 struct Shared
@@ -312,10 +318,26 @@ __device__ void checkedStep(const ResidentScaling& g, int* flag, int ii)
   stopFlagged(g, flag, ii + 1);
 }
 
+// Block 0: the number of pairs still running, written to *g.running.
+__device__ void countRunning(const ResidentScaling& g)
+{
+  __shared__ int alive;
+  if (threadIdx.x == 0)
+    alive = 0;
+  __syncthreads();
+  int mine = 0;
+  for (int p = threadIdx.x; p < g.n; p += kThreads)
+    mine += g.active[p] != 0;
+  atomicAdd(&alive, mine);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *g.running = alive;
+}
+
 // Flags: bad[p] set in an iteration is left set once the pair has stopped
 // (active 0); every reader looks at active first.
 template <int Rows>
-__global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g, int iterations, bool firstChecked)
+__global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g, int iterations, int checkPeriod)
 {
   extern __shared__ double sharedBase[];
   cg::grid_group grid = cg::this_grid();
@@ -343,6 +365,7 @@ __global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g,
   const RowArgs scaleV{ g.KT, g.U, nullptr, g.b, g.active, n, d, g.V, g.Vp, g.bad };
   const RowArgs scaleU{ g.K, g.V, nullptr, g.a, g.active, n, d, g.U, g.Up, g.bad };
   const RowArgs residual{ g.KT, g.U, g.V, g.b, g.active, n, d, nullptr, nullptr, g.bad };
+  int done = iterations;
   for (int q = 0; q < iterations; ++q)
   {
     const int ii = base + q;
@@ -352,35 +375,35 @@ __global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g,
     grid.sync();
     halfIteration<Row::ScaleU, Rows, false>(scaleU, sm.kRows, sm.rowBad, sm, k0, nullptr);
     grid.sync();
-    if (q == 0 && firstChecked)
+    if (ii % checkPeriod == 0)
     {
       halfIteration<Row::ScaleResidual, Rows, false>(residual, sm.ktRows, sm.rowBad + Rows, sm, k0,
         g.residualParts);
       grid.sync();
       if (blockIdx.x == 0)
+      {
         checkedStep(g, sm.flag, ii);
+        countRunning(g);
+      }
       grid.sync();
+      // Every pair stopped (converged, or a numerical error): the later
+      // iterations would change nothing, so the launch ends here, as the
+      // host's loop would after this period.
+      if (*static_cast<volatile int*>(g.running) == 0)
+      {
+        done = q + 1;
+        break;
+      }
     }
   }
   if (blockIdx.x != 0)
     return;
   takeFlags(g, sm.flag);
-  stopFlagged(g, sm.flag, base + iterations);
+  stopFlagged(g, sm.flag, base + done);
   __syncthreads();
-  __shared__ int alive;
+  countRunning(g);
   if (threadIdx.x == 0)
-    alive = 0;
-  __syncthreads();
-  int mine = 0;
-  for (int p = threadIdx.x; p < n; p += kThreads)
-    mine += g.active[p] != 0;
-  atomicAdd(&alive, mine);
-  __syncthreads();
-  if (threadIdx.x == 0)
-  {
-    *g.counter = base + iterations;
-    *g.running = alive;
-  }
+    *g.counter = base + done;
 }
 
 template <typename F>
@@ -402,6 +425,33 @@ bool withRows(int rows, F f)
       return true;
   }
   return false;
+}
+
+// How many blocks of `rows` rows an SM holds with `bytes` of shared memory
+// each, on the current device. Asked of the runtime once per device and
+// shape, not once per solve: a solve of 100 iterations takes about a
+// millisecond, and a Python loop over batches makes thousands of them.
+int blocksPerSM(int device, int rows, size_t bytes, int optin)
+{
+  static std::mutex lock;
+  static std::set<std::pair<int, int>> raised;
+  static std::map<std::tuple<int, int, size_t>, int> known;
+  std::lock_guard<std::mutex> hold(lock);
+  const auto key = std::make_tuple(device, rows, bytes);
+  const auto found = known.find(key);
+  if (found != known.end())
+    return found->second;
+  int perSM = 0;
+  withRows(rows, [&](auto r) {
+    auto kernel = residentKernel<decltype(r)::value>;
+    // The most the device allows, once: every later launch's shared memory
+    // (which grows with the pairs' flags) is then within it.
+    if (raised.insert(std::make_pair(device, rows)).second)
+      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - kStaticShared),
+        "cudaFuncSetAttribute");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads, bytes), "occupancy");
+  });
+  return known[key] = perSM;
 }
 } // namespace
 
@@ -427,27 +477,21 @@ ResidentPlan residentPlan(int n, int d)
     if (asked > 0 && rows != asked)
       continue;
     const size_t bytes = sharedBytesFor(rows, d, n);
-    if (bytes + 64 > size_t(optin)) // 64: the kernel's own static shared memory
+    if (bytes + kStaticShared > size_t(optin))
       continue;
     const int blocks = (d + rows - 1) / rows;
-    int perSM = 0;
-    withRows(rows, [&](auto r) {
-      auto kernel = residentKernel<decltype(r)::value>;
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-        "cudaFuncSetAttribute");
-      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads, bytes), "occupancy");
-    });
+    const int perSM = blocksPerSM(device, rows, bytes, optin);
     if (perSM > 0 && blocks <= perSM * sms)
       return ResidentPlan{ rows, blocks, bytes };
   }
   return {};
 }
 
-void launchResident(const ResidentScaling& g, const ResidentPlan& plan, int iterations, bool firstChecked,
-  cudaStream_t stream)
+void launchResident(
+  const ResidentScaling& g, const ResidentPlan& plan, int iterations, int checkPeriod, cudaStream_t stream)
 {
   ResidentScaling args = g;
-  void* params[] = { &args, &iterations, &firstChecked };
+  void* params[] = { &args, &iterations, &checkPeriod };
   withRows(plan.rows, [&](auto r) {
     check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&residentKernel<decltype(r)::value>),
             dim3(static_cast<unsigned>(plan.blocks)), dim3(kThreads), params, plan.sharedBytes, stream),
