@@ -1,0 +1,172 @@
+// test_parallel.cpp - Parallel.h's parallelFor, which serves one call at a
+// time from a pool of kept threads and starts threads of its own for the
+// others: every index covered once, on the workers said; worker 0 the
+// calling thread; a body's exception rethrown after all workers finished
+// (and the pool usable afterwards); calls nested in a body and calls from
+// several threads at once; parallelForDynamic and parallelSort on top; a
+// child process made by fork() with a pool of its own.
+#include "../src/common/Parallel.h"
+
+#include "KernelCheck.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifdef __unix__
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+using namespace topovox;
+using kernel_check::expect;
+
+namespace
+{
+// parallelFor over n items on `threads`: each item counted once, ranges
+// contiguous and in worker order, worker 0 on the calling thread.
+bool coversOnce(int64_t n, int threads)
+{
+  std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+  std::vector<int64_t> begins(static_cast<size_t>(threads), -1);
+  std::atomic<bool> zeroHere(false);
+  const std::thread::id caller = std::this_thread::get_id();
+  const int workers = parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
+    begins[static_cast<size_t>(w)] = k0;
+    if (w == 0)
+      zeroHere = std::this_thread::get_id() == caller;
+    for (int64_t k = k0; k < k1; ++k)
+      seen[static_cast<size_t>(k)]++;
+  });
+  bool ok = workers == static_cast<int>(std::min<int64_t>(threads, n)) && zeroHere;
+  for (const auto& s : seen)
+    ok = ok && s == 1;
+  for (int w = 1; w < workers; ++w)
+    ok = ok && begins[static_cast<size_t>(w)] > begins[static_cast<size_t>(w - 1)];
+  return ok;
+}
+
+void sequentialCalls()
+{
+  for (int64_t n : { 1, 2, 7, 1000, 100003 })
+    for (int threads : { 1, 2, 3, 8, 16, 33 })
+      expect(coversOnce(n, threads), "n " + std::to_string(n) + " threads " + std::to_string(threads));
+  // Many calls in a row: the kept threads serve each once.
+  bool ok = true;
+  for (int r = 0; r < 2000; ++r)
+    ok = ok && coversOnce(64, 8);
+  expect(ok, "2000 calls in a row");
+}
+
+void exceptions()
+{
+  for (int thrower : { 0, 3 })
+  {
+    std::atomic<int> finished(0);
+    std::string what;
+    try
+    {
+      parallelFor(8, 8, [&](int w, int64_t, int64_t) {
+        if (w == thrower)
+          throw std::runtime_error("worker " + std::to_string(w));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        finished++;
+      });
+    }
+    catch (const std::runtime_error& e)
+    {
+      what = e.what();
+    }
+    expect(what == "worker " + std::to_string(thrower) && finished == 7,
+      "worker " + std::to_string(thrower) + " throws: rethrown after the others (" + what + ")");
+    expect(coversOnce(100, 8), "a call after an exception");
+  }
+}
+
+void nestedAndConcurrent()
+{
+  // Nested: each outer worker's range summed by an inner call.
+  std::vector<int64_t> values(100000);
+  std::iota(values.begin(), values.end(), 0);
+  std::atomic<int64_t> total(0);
+  parallelFor(4, 4, [&](int, int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+    {
+      std::atomic<int64_t> part(0);
+      parallelFor(25000, 4, [&](int, int64_t k0, int64_t k1) {
+        int64_t s = 0;
+        for (int64_t k = k0; k < k1; ++k)
+          s += values[static_cast<size_t>(o * 25000 + k)];
+        part += s;
+      });
+      total += part;
+    }
+  });
+  expect(total == int64_t(99999) * 100000 / 2, "nested calls: " + std::to_string(total.load()));
+  // Eight threads calling at once, each many times: one is served by the
+  // pool, the others start their own.
+  std::atomic<int> bad(0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 8; ++c)
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < 100; ++r)
+        if (!coversOnce(37 + c, 1 + (c + r) % 6))
+          bad++;
+    });
+  for (auto& t : callers)
+    t.join();
+  expect(bad == 0, "8 threads calling at once: " + std::to_string(bad.load()) + " wrong calls");
+}
+
+void builtOnTop()
+{
+  std::vector<std::atomic<int>> seen(10007);
+  parallelForDynamic(10007, 6, 13, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+      seen[static_cast<size_t>(k)]++;
+  });
+  bool once = true;
+  for (const auto& s : seen)
+    once = once && s == 1;
+  expect(once, "parallelForDynamic covers every item once");
+  std::mt19937_64 rng(3);
+  std::vector<uint64_t> v(1 << 20);
+  for (auto& x : v)
+    x = rng();
+  std::vector<uint64_t> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  parallelSort(v, 8, std::less<uint64_t>());
+  expect(v == sorted, "parallelSort equals std::sort");
+}
+
+void forkedChild()
+{
+#ifdef __unix__
+  expect(coversOnce(1000, 8), "before fork");
+  const pid_t child = fork();
+  if (child == 0)
+    _exit(coversOnce(1000, 8) && coversOnce(5000, 3) ? 0 : 1);
+  int status = -1;
+  waitpid(child, &status, 0);
+  expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a forked child's calls");
+  expect(coversOnce(1000, 8), "the parent's calls after the fork");
+#endif
+}
+} // namespace
+
+int main()
+{
+  sequentialCalls();
+  exceptions();
+  nestedAndConcurrent();
+  builtOnTop();
+  forkedChild();
+  return kernel_check::finish();
+}
