@@ -747,9 +747,9 @@ struct Graph
 // `s` at once, so that the bus carries the first slices while the others
 // are copied. Measured on the H200 machine for 8 MB: from pageable memory
 // 0.71 ms; into pinned memory on one thread 0.73 ms, then 0.16 ms of DMA;
-// four threads with an upload a slice 0.52 ms, sixteen 0.91 ms (starting
-// and joining a thread costs about 30 us there, and more than four copy
-// no faster).
+// four threads with an upload a slice 0.52 ms, sixteen 0.91 ms (threads
+// started for the call, 30 us each there; the copy itself gains little
+// past four).
 void uploadThroughPinned(void* device, const void* host, size_t bytes, char* pinned, int threads, cudaStream_t s)
 {
   const int64_t slices =
