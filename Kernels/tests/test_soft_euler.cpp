@@ -23,6 +23,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -329,6 +330,20 @@ int main(int argc, char** argv)
         many.thresholds.push_back(-0.5 + 2.0 * t / 1500);
       compareDevices<double>("1500 thresholds " + cn, many, 1e-9);
       compareDevices<float>("1500 thresholds float32 " + cn, many, 2e-3); // 47 chunks of 32, the last partial
+      // Shapes against the GPU's tiles (32 x 8 of a plane, 32 x 4 x 2 of a
+      // volume): a line, planes thinner than a tile with NaN voxels, a volume
+      // of two planes, one of three (a partial last tile along z).
+      for (const auto& dims : { std::array<int64_t, 3>{ 300, 1, 1 }, std::array<int64_t, 3>{ 70, 3, 1 },
+             std::array<int64_t, 3>{ 5, 3, 2 }, std::array<int64_t, 3>{ 33, 9, 3 } })
+      {
+        Case shaped = randomCase(rng, 2, dims[0], dims[1], dims[2], con);
+        shaped.images[7] = std::nan("");
+        shaped.images[shaped.images.size() - 2] = std::nan("");
+        const std::string shape = std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
+          std::to_string(dims[2]) + " with NaN " + cn;
+        compareDevices<double>(shape, shaped, 1e-9);
+        compareDevices<float>(shape + " float32", shaped, 2e-3);
+      }
       Case several = randomCase(rng, 3, 20, 17, 9, con);
       several.direction = { 0.3, -0.5, 0.8, -1.0, 0.0, 0.2, 0.0, 0.6, -0.6, 0.5, 0.5, 0.5 };
       compareDevices<double>("4 directions " + cn, several, 1e-9);

@@ -218,6 +218,24 @@ TV_HD uint32_t ownedCellCounts(uint32_t precedingMask, unsigned axisActive)
     precedingMask, axisActive, std::make_integer_sequence<int, 27>{});
 }
 
+template <int Offset, int... C>
+constexpr std::integer_sequence<int, (Offset + C)...> offsetSequence(std::integer_sequence<int, C...>)
+{
+  return {};
+}
+
+// ownedCellCounts for an image of one plane (axis z inactive, the mask's
+// bits those of the plane, 9 to 17): only the 9 choices that keep z fixed
+// can give a cell (a V cell off the plane needs a vertex there, which is
+// never in the mask; a T face off it needs axis z), so the other 18 are
+// not looked at.
+template <bool TConstruction>
+TV_HD uint32_t ownedCellCountsInPlane(uint32_t precedingMask, unsigned axisActive)
+{
+  return ownedCellCountsOf<TConstruction, !TConstruction>(
+    precedingMask, axisActive, offsetSequence<9>(std::make_integer_sequence<int, 9>{}));
+}
+
 // Position of value v among the native thresholds (ascending for sublevel,
 // descending for superlevel): the first j with v <= t_j (sublevel) or
 // v >= t_j (superlevel); n when v is beyond the last one.

@@ -1,6 +1,7 @@
-// SoftEulerCUDA.cu - the differentiable Euler curve on the GPU: one thread
-// per voxel (grid-stride, warps together) runs SoftEulerVoxel.h, the CPU
-// path's own code, for its height and signed cell count; then the lanes
+// SoftEulerCUDA.cu - the differentiable Euler curve on the GPU: blocks walk
+// tiles of voxels, a thread a voxel, the tile's heights computed once into
+// shared memory by SoftEulerVoxel.h (the CPU path's own code), and each
+// voxel's signed cell count from its neighbours' there; then the lanes
 // turn to the thresholds (32 to 128 a block, more in blocks along z): each
 // voxel of the warp with a nonzero count is broadcast, and every lane adds
 // the terms of its own thresholds. Sums go through shared-memory double
@@ -14,6 +15,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -64,20 +66,93 @@ struct TermMath<float>
   __device__ static float sigmoid(double z) { return __fdividef(1.0f, 1.0f + __expf(-static_cast<float>(z))); }
 };
 
-// The voxel v's grid position (i, j, k): in 32 bits where the image allows
-// (64-bit division costs tens of instructions a voxel).
-TV_HD void voxelIndex(int64_t v, const SoftVoxelParams& P, int64_t& i, int64_t& j, int64_t& k)
+// The tiles the kernels walk: 32 x 8 voxels of an image of one plane, or
+// 32 x 4 x 2 of a volume, a warp a row of 32 voxels. The heights of a tile
+// and of its one-voxel border are computed once into shared memory, and a
+// voxel's count reads its neighbours' there: before, each height was
+// computed again by each of the 9 (27) voxels around it, with its value's
+// load and its position's double arithmetic, which were most of a kernel's
+// instructions (H200, 256^2, 64 directions: issue-bound, 63% of the SMs'
+// throughput, memory under 10%). Every height comes from softHeight, the
+// CPU's code, so the order of the heights is the same.
+template <bool Volume>
+struct Tile
 {
-  if (P.dims[0] * P.dims[1] * P.dims[2] <= INT32_MAX)
+  static constexpr int X = 32, Y = Volume ? 4 : 8, Z = Volume ? 2 : 1;
+  static constexpr int HX = X + 2, HY = Y + 2, HZ = Volume ? Z + 2 : 1, Heights = HX * HY * HZ;
+  static_assert(X * Y * Z == kThreads, "a thread a voxel of the tile");
+  int64_t across[3]; // tiles along each axis
+
+  __host__ __device__ explicit Tile(const SoftVoxelParams& P)
   {
-    const uint32_t w = static_cast<uint32_t>(v), nx = static_cast<uint32_t>(P.dims[0]),
-                   ny = static_cast<uint32_t>(P.dims[1]);
-    const uint32_t row = w / nx;
-    i = w - row * nx, j = row % ny, k = row / ny;
-    return;
+    const int64_t side[3] = { X, Y, Z };
+    for (int a = 0; a < 3; ++a)
+      across[a] = (P.dims[a] + side[a] - 1) / side[a];
   }
-  i = v % P.dims[0], j = (v / P.dims[0]) % P.dims[1], k = v / (P.dims[0] * P.dims[1]);
-}
+  __host__ __device__ int64_t count() const { return across[0] * across[1] * across[2]; }
+
+  // The first voxel of tile t: in 32 bits where the tiles allow (64-bit
+  // divisions cost tens of instructions each, a voxel's share of a tile's).
+  __device__ void origin(int64_t t, int64_t o[3]) const
+  {
+    if (count() <= int64_t(UINT32_MAX))
+    {
+      const uint32_t w = static_cast<uint32_t>(t), ax = static_cast<uint32_t>(across[0]),
+                     ay = static_cast<uint32_t>(across[1]);
+      const uint32_t row = w / ax;
+      o[0] = int64_t(w - row * ax) * X;
+      o[1] = int64_t(row % ay) * Y;
+      o[2] = int64_t(row / ay) * Z;
+      return;
+    }
+    o[0] = (t % across[0]) * X;
+    o[1] = ((t / across[0]) % across[1]) * Y;
+    o[2] = (t / (across[0] * across[1])) * Z;
+  }
+
+  // The heights of the tile at o and its border into hs (0 outside the image).
+  template <typename T>
+  __device__ static void fill(const T* image, const SoftVoxelParams& P, const int64_t o[3], double* hs)
+  {
+    for (int e = threadIdx.x; e < Heights; e += blockDim.x)
+    {
+      const int64_t i = o[0] - 1 + e % HX, j = o[1] - 1 + (e / HX) % HY, k = o[2] - (Volume ? 1 : 0) + e / (HX * HY);
+      const bool in = i >= 0 && i < P.dims[0] && j >= 0 && j < P.dims[1] && k >= 0 && k < P.dims[2];
+      hs[e] = in ? softHeight(image, P, i, j, k) : 0.0;
+    }
+  }
+
+  // This thread's voxel of the tile at o: false when it is outside the
+  // image; else its coordinates, height and signed count.
+  __device__ static bool voxel(const double* hs, const SoftVoxelParams& P, const int64_t o[3], int64_t& i,
+    int64_t& j, int64_t& k, double& h, int& c)
+  {
+    const int lx = threadIdx.x & 31, ly = (threadIdx.x >> 5) % Y, lz = (threadIdx.x >> 5) / Y;
+    i = o[0] + lx, j = o[1] + ly, k = o[2] + lz;
+    if (i >= P.dims[0] || j >= P.dims[1] || k >= P.dims[2])
+      return false;
+    const double* at = hs + (lx + 1) + HX * ((ly + 1) + HY * (lz + (Volume ? 1 : 0)));
+    h = *at;
+    c = 0;
+    if (h != h)
+      return true;
+    // Volumes: all 27 neighbours; one plane: its 9 (EulerCells.h's bits).
+    // h is a number: precedes() is then q < h, or q == h for a neighbour of
+    // lower index (a NaN q compares false both ways, as it must).
+    constexpr int First = Volume ? 0 : 9, Last = Volume ? 27 : 18;
+    uint32_t mask = 0;
+#pragma unroll
+    for (int b = First; b < Last; ++b)
+      if (b != kCenterBit && neighbourInside(P, i, j, k, b))
+      {
+        const double q = at[choiceAxis(b, 0) + HX * (choiceAxis(b, 1) + HY * choiceAxis(b, 2))];
+        if (q < h || (b < kCenterBit && q == h))
+          mask |= 1u << b;
+      }
+    c = signedCountOfMask<!Volume>(mask, P);
+    return true;
+  }
+};
 
 // The forward's threshold groups: a block handles up to kGroup thresholds
 // (blockIdx.z picks the group), lane l of every warp the thresholds
@@ -103,27 +178,29 @@ __device__ inline void takeSums(double* acc, int64_t n, T* out)
 }
 
 // acc[(b * D + d) * nt + t] += sum over voxels c sigmoid(lambda (t - h)),
-// direction d = blockIdx.y (of D = gridDim.y). Warps walk the voxels
-// together, 32 consecutive voxels a step, each lane finding its voxel's
-// height and signed cell count; then the lanes turn to the thresholds: for
-// each voxel of the step with a nonzero count (most voxels of a smooth
-// image have none, about 40% of a noise image's), its height and count go
-// to every lane by shuffle and lane l adds the terms of its own thresholds.
-// No sigmoid is evaluated for a zero count and no sum crosses lanes; a
-// step's terms (at most 32 a threshold) are summed in Acc, the steps' sums
-// in double, the warps' in shared memory, the blocks' by global atomics.
-template <typename T, int kChunks>
-__global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
-  const T* __restrict__ thresholds, int nt, int64_t batch, double* acc, T* chi)
+// direction d = blockIdx.y (of D = gridDim.y). Blocks walk the tiles
+// (Tile), each lane finding its voxel's height and signed count; then the
+// lanes turn to the thresholds: for each voxel of the warp's row with a
+// nonzero count (most voxels of a smooth image have none, about 40% of a
+// noise image's), its height and count go to every lane by shuffle and
+// lane l adds the terms of its own thresholds. No sigmoid is evaluated for
+// a zero count and no sum crosses lanes; a row's terms (at most 32 a
+// threshold) are summed in Acc, the rows' sums in double, the warps' in
+// shared memory, the blocks' by global atomics.
+template <typename T, int kChunks, bool Volume>
+__global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
+  const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch, double* acc, T* chi)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
+  using Walk = Tile<Volume>;
   __shared__ double sums[32 * kChunks];
+  __shared__ double heights[Walk::Heights];
   const int d = blockIdx.y, nd = gridDim.y, group = blockIdx.z * kGroup;
   const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
+  const Walk walk(P);
   const int lane = threadIdx.x & 31;
-  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   double tau[kChunks]; // this lane's thresholds (NaN past the last: no term)
 #pragma unroll
   for (int q = 0; q < kChunks; ++q)
@@ -135,21 +212,18 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
   {
     for (int t = threadIdx.x; t < 32 * kChunks; t += blockDim.x)
       sums[t] = 0;
-    __syncthreads();
     const T* image = images + b * voxels;
     double total[kChunks] = {};
-    for (int64_t base = first; base < voxels; base += stride)
+    for (int64_t tile = blockIdx.x; tile < walk.count(); tile += gridDim.x)
     {
-      const int64_t v = base + lane;
+      int64_t o[3], i, j, k;
+      walk.origin(tile, o);
+      __syncthreads(); // the tile before is read
+      Walk::fill(image, P, o, heights);
+      __syncthreads();
       double h = 0;
       int c = 0;
-      if (v < voxels)
-      {
-        int64_t i, j, k;
-        voxelIndex(v, P, i, j, k);
-        h = softHeight(image, P, i, j, k);
-        c = softSignedCount(image, P, i, j, k, h);
-      }
+      Walk::voxel(heights, P, o, i, j, k, h, c);
       Acc step[kChunks] = {};
       for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
       {
@@ -164,6 +238,7 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
       for (int q = 0; q < kChunks; ++q)
         total[q] += static_cast<double>(step[q]);
     }
+    __syncthreads(); // sums zeroed
 #pragma unroll
     for (int q = 0; q < kChunks; ++q)
       if (group + lane + 32 * q < nt && total[q] != 0)
@@ -180,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
 }
 
 // The backward, direction d = blockIdx.y of D = gridDim.y, thresholds of
-// group blockIdx.z, with the forward's mapping: per warp step each lane
+// group blockIdx.z, with the forward's mapping: per warp row each lane
 // finds its voxel's height and count, then every voxel with a nonzero count
 // is broadcast, lane l evaluates the terms d_t = dL/dchi_t c lambda s (1 - s)
 // of its own thresholds (adding them to its dL/dt) and a warp sum gives the
@@ -189,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
 // threshold groups; the caller zeroes it), and the parts of dL/du and
 // dL/dalpha. acc[0..nt) dL/dt, acc[nt + 3 d ..] dL/du_d, acc[nt + 3 D]
 // dL/dalpha; the block's sums in shared memory first.
-template <typename T, int kChunks>
+template <typename T, int kChunks, bool Volume>
 __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch,
   const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc, T* gradThresholds, T* gradDirection,
@@ -197,15 +272,16 @@ __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restric
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
+  using Walk = Tile<Volume>;
   __shared__ double sums[32 * kChunks + 4]; // dL/dt of the group, dL/du (3), dL/dalpha
+  __shared__ double heights[Walk::Heights];
   const int d = blockIdx.y, nd = gridDim.y, group = blockIdx.z * kGroup;
   const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
   for (int k = threadIdx.x; k < 32 * kChunks + 4; k += blockDim.x)
     sums[k] = 0;
-  __syncthreads();
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
+  const Walk walk(P);
   const int lane = threadIdx.x & 31;
-  const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane, stride = int64_t(gridDim.x) * blockDim.x;
   const Acc lambda = static_cast<Acc>(P.lambda);
   double tau[kChunks]; // this lane's thresholds (NaN past the last)
 #pragma unroll
@@ -226,18 +302,16 @@ __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restric
       const int t = group + lane + 32 * q;
       gq[q] = t < nt ? static_cast<Acc>(gradChi[(b * nd + d) * nt + t]) : Acc(0);
     }
-    for (int64_t base = first; base < voxels; base += stride)
+    for (int64_t tile = blockIdx.x; tile < walk.count(); tile += gridDim.x)
     {
-      const int64_t v = base + lane;
+      int64_t o[3], i = 0, j = 0, k = 0;
+      walk.origin(tile, o);
+      __syncthreads(); // the tile before is read
+      Walk::fill(image, P, o, heights);
+      __syncthreads();
       double h = 0;
       int c = 0;
-      int64_t i = 0, j = 0, k = 0;
-      if (v < voxels)
-      {
-        voxelIndex(v, P, i, j, k);
-        h = softHeight(image, P, i, j, k);
-        c = softSignedCount(image, P, i, j, k, h);
-      }
+      const bool in = Walk::voxel(heights, P, o, i, j, k, h, c);
       double dh = 0;
       Acc step[kChunks] = {};
       for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
@@ -262,15 +336,13 @@ __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restric
 #pragma unroll
       for (int q = 0; q < kChunks; ++q)
         dT[q] += static_cast<double>(step[q]);
-      if (v < voxels && gradImages)
+      if (in && gradImages)
       {
-        if (accumulate)
-        {
-          if (dh != 0)
-            atomicAdd(&gradImages[b * voxels + v], static_cast<T>(P.weight * dh));
-        }
-        else
-          gradImages[b * voxels + v] = static_cast<T>(P.weight * dh);
+        const int64_t v = b * voxels + i + P.dims[0] * (j + P.dims[1] * k);
+        if (!accumulate)
+          gradImages[v] = static_cast<T>(P.weight * dh);
+        else if (dh != 0 && P.weight != 0) // the caller zeroed gradImages
+          atomicAdd(&gradImages[v], static_cast<T>(P.weight * dh));
       }
       if (dh != 0)
       {
@@ -282,6 +354,7 @@ __global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restric
       }
     }
   }
+  __syncthreads(); // sums zeroed
 #pragma unroll
   for (int q = 0; q < kChunks; ++q)
     if (group + lane + 32 * q < nt && dT[q] != 0)
@@ -327,9 +400,23 @@ void withChunks(int nt, Launch launch)
     launch(std::integral_constant<int, kMaxChunks>());
 }
 
-int blocksFor(int64_t voxels)
+// Blocks along x: a tile each, up to 8 a multiprocessor (they then walk
+// the tiles).
+unsigned tileBlocks(const SoftVoxelParams& P)
 {
-  return static_cast<int>(cuda::blocksFor(voxels, kThreads, 8 * int64_t(cuda::multiprocessorCount())));
+  const int64_t tiles = P.dims[2] > 1 ? Tile<true>(P).count() : Tile<false>(P).count();
+  return static_cast<unsigned>(std::min<int64_t>(tiles, 8 * int64_t(cuda::multiprocessorCount())));
+}
+
+// Calls launch(std::integral_constant<bool, volume>): volumes (more than one
+// plane) and images of one plane walk different tiles.
+template <typename Launch>
+void withTiles(const SoftVoxelParams& P, Launch launch)
+{
+  if (P.dims[2] > 1)
+    launch(std::integral_constant<bool, true>());
+  else
+    launch(std::integral_constant<bool, false>());
 }
 
 template <typename T>
@@ -338,7 +425,7 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
   const double zero[3] = { 0, 0, 0 };
   const SoftVoxelParams P = softParams(p, zero, 0.0);
   const int nt = p.thresholdCount, nd = p.directionCount;
-  const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], curves = p.batch * nd * nt;
+  const int64_t curves = p.batch * nd * nt;
   const cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
   {
     // The curves' sums and the arrivals counter, zero (lastBlockToArrive).
@@ -346,12 +433,13 @@ void forwardTyped(const SoftEulerProblem& p, T* chi)
       cuda::zeroedStreamScratch(static_cast<size_t>(curves) * sizeof(double) + sizeof(unsigned), stream));
     // Directions along y (a small image still fills the GPU with many),
     // threshold groups along z.
-    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd),
-      static_cast<unsigned>((nt + kGroup - 1) / kGroup));
+    const dim3 grid(tileBlocks(P), static_cast<unsigned>(nd), static_cast<unsigned>((nt + kGroup - 1) / kGroup));
     withChunks(nt, [&](auto chunks) {
-      forwardKernel<T, decltype(chunks)::value><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(p.images), P,
-        static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-        p.batch, acc, chi);
+      withTiles(P, [&](auto volume) {
+        forwardKernel<T, decltype(chunks)::value, decltype(volume)::value><<<grid, kThreads, 0, stream>>>(
+          static_cast<const T*>(p.images), P, static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha),
+          static_cast<const T*>(p.thresholds), nt, p.batch, acc, chi);
+      });
     });
     check(cudaGetLastError(), "soft Euler forward kernel");
   }
@@ -375,12 +463,15 @@ void backwardTyped(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T
     if (gradImages && (nd > 1 || nt > kGroup)) // the directions and threshold groups add their parts
       check(cudaMemsetAsync(gradImages, 0, static_cast<size_t>(p.batch * voxels) * sizeof(T), stream), "cudaMemset");
     const int groups = (nt + kGroup - 1) / kGroup;
-    const dim3 grid(static_cast<unsigned>(blocksFor(voxels)), static_cast<unsigned>(nd), static_cast<unsigned>(groups));
+    const dim3 grid(tileBlocks(P), static_cast<unsigned>(nd), static_cast<unsigned>(groups));
     const bool accumulate = nd > 1 || groups > 1; // several blocks add to a voxel's gradient
     withChunks(nt, [&](auto chunks) {
-      backwardKernel<T, decltype(chunks)::value><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(p.images), P,
-        static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha), static_cast<const T*>(p.thresholds), nt,
-        p.batch, gradChi, gradImages, accumulate, acc, gradThresholds, gradDirection, gradAlpha);
+      withTiles(P, [&](auto volume) {
+        backwardKernel<T, decltype(chunks)::value, decltype(volume)::value><<<grid, kThreads, 0, stream>>>(
+          static_cast<const T*>(p.images), P, static_cast<const T*>(p.direction), static_cast<const T*>(p.alpha),
+          static_cast<const T*>(p.thresholds), nt, p.batch, gradChi, gradImages, accumulate, acc, gradThresholds,
+          gradDirection, gradAlpha);
+      });
     });
     check(cudaGetLastError(), "soft Euler backward kernel");
   }

@@ -48,6 +48,16 @@ TV_HD double softHeight(const T* image, const SoftVoxelParams& P, int64_t i, int
   return softHeightOf(static_cast<double>(image[i + P.dims[0] * (j + P.dims[1] * k)]), P, i, j, k);
 }
 
+// Whether the neighbour of bit b of the voxel (i, j, k) is in the image.
+TV_HD bool neighbourInside(const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, int b)
+{
+  const int64_t c[3] = { i, j, k };
+  bool in = b != kCenterBit;
+  for (int a = 0; a < 3; ++a)
+    in = in && (choiceAxis(b, a) < 0 ? c[a] > 0 : choiceAxis(b, a) > 0 ? c[a] + 1 < P.dims[a] : true);
+  return in;
+}
+
 // The neighbours b in [First, Last) of the voxel (i, j, k), of height h,
 // that precede it in the order of heights (EulerCells.h: value, then index;
 // NaN last), as bits. Their values are all loaded before any is compared:
@@ -59,17 +69,12 @@ TV_HD uint32_t precedingNeighbours(
   const T* image, const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, double h)
 {
   const int64_t at = i + P.dims[0] * (j + P.dims[1] * k), sy = P.dims[0], sz = P.dims[0] * P.dims[1];
-  const bool low[3] = { i > 0, j > 0, k > 0 };
-  const bool high[3] = { i + 1 < P.dims[0], j + 1 < P.dims[1], k + 1 < P.dims[2] };
   T value[Last - First];
   uint32_t inside = 0;
 #pragma unroll
   for (int b = First; b < Last; ++b)
   {
-    bool in = b != kCenterBit;
-#pragma unroll
-    for (int a = 0; a < 3; ++a)
-      in = in && (choiceAxis(b, a) < 0 ? low[a] : choiceAxis(b, a) > 0 ? high[a] : true);
+    const bool in = neighbourInside(P, i, j, k, b);
     inside |= in ? 1u << b : 0u;
     value[b - First] = in ? image[at + choiceAxis(b, 0) + sy * choiceAxis(b, 1) + sz * choiceAxis(b, 2)] : T(0);
   }
@@ -86,6 +91,18 @@ TV_HD uint32_t precedingNeighbours(
   return mask;
 }
 
+// Sum of (-1)^dim over the cells a voxel owns, from the bits of its
+// neighbours that precede it (Plane: an image of one plane).
+template <bool Plane>
+TV_HD int signedCountOfMask(uint32_t mask, const SoftVoxelParams& P)
+{
+  const uint32_t packed = Plane
+    ? (P.tConstruction ? ownedCellCountsInPlane<true>(mask, P.axes) : ownedCellCountsInPlane<false>(mask, P.axes))
+    : (P.tConstruction ? ownedCellCounts<true>(mask, P.axes) : ownedCellCounts<false>(mask, P.axes));
+  return static_cast<int>(packed & 255u) - static_cast<int>((packed >> 8) & 255u) +
+    static_cast<int>((packed >> 16) & 255u) - static_cast<int>((packed >> 24) & 255u);
+}
+
 // Sum of (-1)^dim over the cells the voxel (i, j, k), of height h, owns in
 // the order of heights. An image of one plane looks at the 9 neighbours of
 // its plane (bits 9 to 17) only: the others are outside it.
@@ -94,11 +111,8 @@ TV_HD int softSignedCount(const T* image, const SoftVoxelParams& P, int64_t i, i
 {
   if (h != h)
     return 0;
-  const uint32_t mask = P.dims[2] == 1 ? precedingNeighbours<9, 18>(image, P, i, j, k, h)
-                                       : precedingNeighbours<0, 27>(image, P, i, j, k, h);
-  const uint32_t packed = P.tConstruction ? ownedCellCounts<true>(mask, P.axes) : ownedCellCounts<false>(mask, P.axes);
-  return static_cast<int>(packed & 255u) - static_cast<int>((packed >> 8) & 255u) +
-    static_cast<int>((packed >> 16) & 255u) - static_cast<int>((packed >> 24) & 255u);
+  return P.dims[2] == 1 ? signedCountOfMask<true>(precedingNeighbours<9, 18>(image, P, i, j, k, h), P)
+                        : signedCountOfMask<false>(precedingNeighbours<0, 27>(image, P, i, j, k, h), P);
 }
 
 // sigmoid(z), without overflow for large |z|.
