@@ -263,9 +263,11 @@ __global__ void __launch_bounds__(kThreads, 3) forwardKernel(const T* __restrict
 // gradImages (added atomically when `accumulate`: several directions or
 // threshold groups; the caller zeroes it), and the parts of dL/du and
 // dL/dalpha. acc[0..nt) dL/dt, acc[nt + 3 d ..] dL/du_d, acc[nt + 3 D]
-// dL/dalpha; the block's sums in shared memory first.
+// dL/dalpha; the block's sums in shared memory first. Float images: four
+// blocks an SM (64 registers; it had three: 256^2, 64 directions 159 ->
+// 131 us on an H200); double images need more registers than that.
 template <typename T, int kChunks, bool Volume>
-__global__ void __launch_bounds__(kThreads, 2) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
+__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 4 : 2) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch,
   const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc, T* gradThresholds, T* gradDirection,
   T* gradAlpha)
