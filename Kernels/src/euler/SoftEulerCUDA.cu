@@ -187,11 +187,12 @@ __device__ inline void takeSums(double* acc, int64_t n, T* out)
 // a zero count and no sum crosses lanes; a row's terms (at most 32 a
 // threshold) are summed in Acc, the rows' sums in double, the warps' in
 // shared memory, the blocks' by global atomics. Float images: six blocks
-// an SM for planes (40 registers), five for volumes (48: at 40 their
+// an SM for planes (40 registers), five for volumes with up to 64
+// thresholds a group (48), four otherwise (at fewer registers those
 // variants spill); measured on an H200 at 256^2, 64 directions: 4 blocks
 // 108.7 us, 5 93.5 us, 6 87.7 us.
 template <typename T, int kChunks, bool Volume>
-__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : Volume ? 5 : 6) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
+__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : kChunks <= 2 ? 5 : 4) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch, double* acc, T* chi)
 {
   using Math = TermMath<T>;
@@ -266,11 +267,13 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : Volume ? 5 : 6)
 // gradImages (added atomically when `accumulate`: several directions or
 // threshold groups; the caller zeroes it), and the parts of dL/du and
 // dL/dalpha. acc[0..nt) dL/dt, acc[nt + 3 d ..] dL/du_d, acc[nt + 3 D]
-// dL/dalpha; the block's sums in shared memory first. Float images: four
-// blocks an SM (64 registers; it had three: 256^2, 64 directions 159 ->
-// 131 us on an H200); double images need more registers than that.
+// dL/dalpha; the block's sums in shared memory first. Float images: five
+// blocks an SM for planes with up to 64 thresholds a group (48 registers),
+// four otherwise (64; with more thresholds or a volume, 48 spill); double
+// images need more registers. Measured on an H200 at 256^2, 64 directions:
+// 3 blocks 159 us, 4 131 us, 5 114 us.
 template <typename T, int kChunks, bool Volume>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 4 : 2) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
+__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kChunks <= 2) ? 5 : 4) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
   const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch,
   const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc, T* gradThresholds, T* gradDirection,
   T* gradAlpha)
