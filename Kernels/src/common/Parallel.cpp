@@ -100,7 +100,8 @@ private:
 };
 
 // The process's pool, never destroyed (its threads wait for work until the
-// process ends). A child made by fork() has none of its parent's threads:
+// process ends; the hosts of this library, ParaView's plugin loader and
+// Python, never unload it). A child made by fork() has none of its parent's threads:
 // it starts a pool of its own (the parent's, with a lock perhaps held at
 // the fork, is left alone).
 WorkerPool*& processPool()
