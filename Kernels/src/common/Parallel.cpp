@@ -101,9 +101,9 @@ private:
 
 // The process's pool, never destroyed (its threads wait for work until the
 // process ends; the hosts of this library, ParaView's plugin loader and
-// Python, never unload it). A child made by fork() has none of its parent's threads:
-// it starts a pool of its own (the parent's, with a lock perhaps held at
-// the fork, is left alone).
+// Python, never unload it). A child made by fork() has none of its
+// parent's threads: it starts a pool of its own (the parent's, with a lock
+// perhaps held at the fork, is left alone).
 WorkerPool*& processPool()
 {
   static WorkerPool* pool = [] {
