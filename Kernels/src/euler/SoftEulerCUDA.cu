@@ -192,8 +192,9 @@ __device__ inline void takeSums(double* acc, int64_t n, T* out)
 // variants spill); measured on an H200 at 256^2, 64 directions: 4 blocks
 // 108.7 us, 5 93.5 us, 6 87.7 us.
 template <typename T, int kChunks, bool Volume>
-__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : kChunks <= 2 ? 5 : 4) forwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
-  const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch, double* acc, T* chi)
+__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : kChunks <= 2 ? 5 : 4)
+  forwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
+    const T* __restrict__ thresholds, int nt, int64_t batch, double* acc, T* chi)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
@@ -273,10 +274,10 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : k
 // images need more registers. Measured on an H200 at 256^2, 64 directions:
 // 3 blocks 159 us, 4 131 us, 5 114 us.
 template <typename T, int kChunks, bool Volume>
-__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kChunks <= 2) ? 5 : 4) backwardKernel(const T* __restrict__ images, SoftVoxelParams P0,
-  const T* direction, const T* alpha, const T* __restrict__ thresholds, int nt, int64_t batch,
-  const T* __restrict__ gradChi, T* gradImages, bool accumulate, double* acc, T* gradThresholds, T* gradDirection,
-  T* gradAlpha)
+__global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kChunks <= 2) ? 5 : 4)
+  backwardKernel(const T* __restrict__ images, SoftVoxelParams P0, const T* direction, const T* alpha,
+    const T* __restrict__ thresholds, int nt, int64_t batch, const T* __restrict__ gradChi, T* gradImages,
+    bool accumulate, double* acc, T* gradThresholds, T* gradDirection, T* gradAlpha)
 {
   using Math = TermMath<T>;
   using Acc = typename Math::Acc;
