@@ -87,38 +87,41 @@ inline void keepPoolWarm()
 
 // `count` elements of T in GPU memory, optionally zeroed; freed on scope
 // exit. Pooled: from the device's default memory pool, allocated and freed
-// in the order of the legacy default stream (the stream the callers'
-// kernels and copies use), so that a later call reuses the blocks instead
-// of mapping new memory (a 16 MiB cudaMalloc costs more than a pass of a
-// binary erosion over it); otherwise cudaMalloc and cudaFree.
+// in the order of `stream` (by default the legacy default stream, the one
+// most callers' kernels and copies use), so that a later call reuses the
+// blocks instead of mapping new memory (a 16 MiB cudaMalloc costs more than
+// a pass of a binary erosion over it); otherwise cudaMalloc and cudaFree.
 template <typename T, bool Pooled = false>
 struct DeviceArray
 {
   T* ptr = nullptr;
-  explicit DeviceArray(size_t count, bool zero = false)
+  cudaStream_t stream = 0;
+  explicit DeviceArray(size_t count, bool zero = false, cudaStream_t order = 0)
+    : stream(order)
   {
     if (!count)
       return;
     if (Pooled)
     {
       keepPoolWarm();
-      check(cudaMallocAsync(reinterpret_cast<void**>(&ptr), count * sizeof(T), 0), "cudaMallocAsync");
+      check(cudaMallocAsync(reinterpret_cast<void**>(&ptr), count * sizeof(T), stream), "cudaMallocAsync");
     }
     else
       check(cudaMalloc(&ptr, count * sizeof(T)), "cudaMalloc");
     if (zero)
-      check(Pooled ? cudaMemsetAsync(ptr, 0, count * sizeof(T), 0) : cudaMemset(ptr, 0, count * sizeof(T)),
+      check(Pooled ? cudaMemsetAsync(ptr, 0, count * sizeof(T), stream) : cudaMemset(ptr, 0, count * sizeof(T)),
         "cudaMemset");
   }
   ~DeviceArray()
   {
     if (ptr && Pooled)
-      cudaFreeAsync(ptr, 0);
+      cudaFreeAsync(ptr, stream);
     else if (ptr)
       cudaFree(ptr);
   }
   DeviceArray(DeviceArray&& other) noexcept
     : ptr(other.ptr)
+    , stream(other.stream)
   {
     other.ptr = nullptr;
   }

@@ -30,9 +30,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <set>
 #include <tuple>
-#include <utility>
 
 namespace topovox
 {
@@ -434,7 +432,6 @@ bool withRows(int rows, F f)
 int blocksPerSM(int device, int rows, size_t bytes, int optin)
 {
   static std::mutex lock;
-  static std::set<std::pair<int, int>> raised;
   static std::map<std::tuple<int, int, size_t>, int> known;
   std::lock_guard<std::mutex> hold(lock);
   const auto key = std::make_tuple(device, rows, bytes);
@@ -444,11 +441,10 @@ int blocksPerSM(int device, int rows, size_t bytes, int optin)
   int perSM = 0;
   withRows(rows, [&](auto r) {
     auto kernel = residentKernel<decltype(r)::value>;
-    // The most the device allows, once: every later launch's shared memory
-    // (which grows with the pairs' flags) is then within it.
-    if (raised.insert(std::make_pair(device, rows)).second)
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - kStaticShared),
-        "cudaFuncSetAttribute");
+    // The most the device allows (the same value at every miss): every
+    // launch's shared memory, which grows with the pairs' flags, is within it.
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - kStaticShared),
+      "cudaFuncSetAttribute");
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads, bytes), "occupancy");
   });
   return known[key] = perSM;
