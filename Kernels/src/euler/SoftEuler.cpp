@@ -69,6 +69,78 @@ SoftVoxelParams directionParams(const SoftEulerProblem& p, int d)
   return softParams(p, u, double(*static_cast<const T*>(p.alpha)));
 }
 
+// The heights of the rows (j, k) of x that a thread's voxels need, each row
+// computed once when first asked for (a voxel compares its height with its
+// 8 or 26 neighbours': computed per voxel, each height was computed 9 or 27
+// times). The rows around row r = j + ny k are r + dy + ny dz; a thread
+// walks its rows in order, so a ring of 2 ny + 3 rows (3 for one plane),
+// each in the slot r mod size, always holds the ones it needs.
+template <typename T>
+class HeightRows
+{
+public:
+  HeightRows(const T* image, const SoftVoxelParams& P)
+    : Image(image)
+    , Params(P)
+    , Slots(P.dims[2] > 1 ? 2 * P.dims[1] + 3 : 3)
+    , Heights(static_cast<size_t>(Slots * P.dims[0]))
+    , Held(static_cast<size_t>(Slots), -1)
+  {
+  }
+  const double* row(int64_t j, int64_t k)
+  {
+    const int64_t r = j + Params.dims[1] * k, slot = r % Slots;
+    double* out = Heights.data() + slot * Params.dims[0];
+    if (Held[static_cast<size_t>(slot)] != r)
+    {
+      for (int64_t i = 0; i < Params.dims[0]; ++i)
+        out[i] = softHeight(Image, Params, i, j, k);
+      Held[static_cast<size_t>(slot)] = r;
+    }
+    return out;
+  }
+
+private:
+  const T* Image;
+  SoftVoxelParams Params;
+  int64_t Slots;
+  std::vector<double> Heights;
+  std::vector<int64_t> Held;
+};
+
+// Calls visit(i, j, k, h, c) for every voxel of rows [r0, r1) (x fastest),
+// with its height and signed cell count.
+template <typename T, typename Visit>
+void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, Visit visit)
+{
+  HeightRows<T> heights(image, P);
+  const bool plane = P.dims[2] == 1;
+  for (int64_t r = r0; r < r1; ++r)
+  {
+    const int64_t j = r % P.dims[1], k = r / P.dims[1];
+    // around[dz + 1][dy + 1]: the neighbouring rows' heights (null outside).
+    const double* around[3][3] = {};
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        if (j + dy >= 0 && j + dy < P.dims[1] && k + dz >= 0 && k + dz < P.dims[2])
+          around[dz + 1][dy + 1] = heights.row(j + dy, k + dz);
+    for (int64_t i = 0; i < P.dims[0]; ++i)
+    {
+      const double h = around[1][1][i];
+      int c = 0;
+      if (h == h) // NaN voxels own no cells
+      {
+        auto heightOf = [&](int b) {
+          return around[choiceAxis(b, 2) + 1][choiceAxis(b, 1) + 1][i + choiceAxis(b, 0)];
+        };
+        c = plane ? signedCountOfMask<true>(precedingByHeights<9, 18>(P, i, j, k, h, heightOf), P)
+                  : signedCountOfMask<false>(precedingByHeights<0, 27>(P, i, j, k, h, heightOf), P);
+      }
+      visit(i, j, k, h, c);
+    }
+  }
+}
+
 template <typename T>
 void forwardCPU(const SoftEulerProblem& p, T* chi)
 {
@@ -86,19 +158,12 @@ void forwardCPU(const SoftEulerProblem& p, T* chi)
     std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(nt, 0.0));
     parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
       std::vector<double>& acc = partial[static_cast<size_t>(worker)];
-      for (int64_t r = r0; r < r1; ++r)
-      {
-        const int64_t j = r % p.dims[1], k = r / p.dims[1];
-        for (int64_t i = 0; i < p.dims[0]; ++i)
-        {
-          const double h = softHeight(image, P, i, j, k);
-          const int c = softSignedCount(image, P, i, j, k, h);
-          if (c == 0)
-            continue;
-          for (int t = 0; t < nt; ++t)
-            acc[static_cast<size_t>(t)] += c * softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
-        }
-      }
+      walkRows(image, P, r0, r1, [&](int64_t, int64_t, int64_t, double h, int c) {
+        if (c == 0)
+          return;
+        for (int t = 0; t < nt; ++t)
+          acc[static_cast<size_t>(t)] += c * softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
+      });
     });
     for (int t = 0; t < nt; ++t)
     {
@@ -131,35 +196,28 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
     const T* g = gradChi + item * nt;
     parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
       std::vector<double>& acc = partial[static_cast<size_t>(worker)];
-      for (int64_t r = r0; r < r1; ++r)
-      {
-        const int64_t j = r % p.dims[1], k = r / p.dims[1];
-        for (int64_t i = 0; i < p.dims[0]; ++i)
-        {
-          const int64_t at = b * voxels + i + p.dims[0] * r;
-          const double h = softHeight(image, P, i, j, k);
-          const int c = softSignedCount(image, P, i, j, k, h);
-          double dh = 0;
-          if (c != 0)
-            for (int t = 0; t < nt; ++t)
-            {
-              const double s = softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
-              const double d = double(g[t]) * c * P.lambda * s * (1.0 - s);
-              acc[static_cast<size_t>(t)] += d;
-              dh -= d;
-            }
-          if (gradImages) // summed over the directions, the first one writing
-            gradImages[at] = static_cast<T>((d ? double(gradImages[at]) : 0.0) + P.weight * dh);
-          if (dh != 0)
+      walkRows(image, P, r0, r1, [&](int64_t i, int64_t j, int64_t k, double h, int c) {
+        const int64_t at = b * voxels + i + p.dims[0] * (j + p.dims[1] * k);
+        double dh = 0;
+        if (c != 0)
+          for (int t = 0; t < nt; ++t)
           {
-            double pos[3];
-            softPosition(P, i, j, k, pos);
-            for (int a = 0; a < 3; ++a)
-              acc[static_cast<size_t>(nt + 3 * d + a)] += dh * P.alpha * pos[a];
-            acc[alphaSlot] += dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
+            const double s = softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
+            const double term = double(g[t]) * c * P.lambda * s * (1.0 - s);
+            acc[static_cast<size_t>(t)] += term;
+            dh -= term;
           }
+        if (gradImages) // summed over the directions, the first one writing
+          gradImages[at] = static_cast<T>((d ? double(gradImages[at]) : 0.0) + P.weight * dh);
+        if (dh != 0)
+        {
+          double pos[3];
+          softPosition(P, i, j, k, pos);
+          for (int a = 0; a < 3; ++a)
+            acc[static_cast<size_t>(nt + 3 * d + a)] += dh * P.alpha * pos[a];
+          acc[alphaSlot] += dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
         }
-      }
+      });
     });
   }
   std::vector<double> sum(slots, 0.0);

@@ -137,18 +137,8 @@ struct Tile
     if (h != h)
       return true;
     // Volumes: all 27 neighbours; one plane: its 9 (EulerCells.h's bits).
-    // h is a number: precedes() is then q < h, or q == h for a neighbour of
-    // lower index (a NaN q compares false both ways, as it must).
-    constexpr int First = Volume ? 0 : 9, Last = Volume ? 27 : 18;
-    uint32_t mask = 0;
-#pragma unroll
-    for (int b = First; b < Last; ++b)
-      if (b != kCenterBit && neighbourInside(P, i, j, k, b))
-      {
-        const double q = at[choiceAxis(b, 0) + HX * (choiceAxis(b, 1) + HY * choiceAxis(b, 2))];
-        if (q < h || (b < kCenterBit && q == h))
-          mask |= 1u << b;
-      }
+    const uint32_t mask = precedingByHeights<Volume ? 0 : 9, Volume ? 27 : 18>(P, i, j, k, h,
+      [at](int b) { return at[choiceAxis(b, 0) + HX * (choiceAxis(b, 1) + HY * choiceAxis(b, 2))]; });
     c = signedCountOfMask<!Volume>(mask, P);
     return true;
   }

@@ -1,6 +1,7 @@
 // SoftEulerVoxel.h - one voxel of the differentiable Euler curve
 // (SoftEuler.h), shared by the CPU loop and the CUDA kernels: the voxel's
-// height and the signed count of the cells it owns in the height order.
+// height and, from its neighbours' heights, the signed count of the cells
+// it owns in the height order.
 #pragma once
 
 #include "EulerCells.h"
@@ -58,34 +59,25 @@ TV_HD bool neighbourInside(const SoftVoxelParams& P, int64_t i, int64_t j, int64
   return in;
 }
 
-// The neighbours b in [First, Last) of the voxel (i, j, k), of height h,
-// that precede it in the order of heights (EulerCells.h: value, then index;
-// NaN last), as bits. Their values are all loaded before any is compared:
-// on the GPU the loads are then in flight together, where a compare after
-// each load would wait out one memory latency after another (a small
-// image's whole time).
-template <int First, int Last, typename T>
-TV_HD uint32_t precedingNeighbours(
-  const T* image, const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, double h)
+// The neighbours b in [First, Last) of the voxel (i, j, k), of height h (a
+// number, not NaN), that precede it in the order of heights (EulerCells.h:
+// value, then index; NaN last), as bits; heightOf(b) gives the height of
+// neighbour b, asked only of those in the image. With h a number,
+// precedes() is q < h, or q == h for a neighbour of lower index (a NaN q
+// compares false both ways, as it must). The GPU reads the heights from a
+// tile in shared memory, the CPU from rows it computed (SoftEuler.cpp):
+// each height is computed once, not once per voxel around it.
+template <int First, int Last, typename HeightOf>
+TV_HD uint32_t precedingByHeights(
+  const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, double h, HeightOf heightOf)
 {
-  const int64_t at = i + P.dims[0] * (j + P.dims[1] * k), sy = P.dims[0], sz = P.dims[0] * P.dims[1];
-  T value[Last - First];
-  uint32_t inside = 0;
-#pragma unroll
-  for (int b = First; b < Last; ++b)
-  {
-    const bool in = neighbourInside(P, i, j, k, b);
-    inside |= in ? 1u << b : 0u;
-    value[b - First] = in ? image[at + choiceAxis(b, 0) + sy * choiceAxis(b, 1) + sz * choiceAxis(b, 2)] : T(0);
-  }
   uint32_t mask = 0;
 #pragma unroll
   for (int b = First; b < Last; ++b)
-    if (inside >> b & 1u)
+    if (b != kCenterBit && neighbourInside(P, i, j, k, b))
     {
-      const double hq = softHeightOf(static_cast<double>(value[b - First]), P, i + choiceAxis(b, 0),
-        j + choiceAxis(b, 1), k + choiceAxis(b, 2));
-      if (precedes<false>(hq, h, b))
+      const double q = heightOf(b);
+      if (q < h || (b < kCenterBit && q == h))
         mask |= 1u << b;
     }
   return mask;
@@ -101,18 +93,6 @@ TV_HD int signedCountOfMask(uint32_t mask, const SoftVoxelParams& P)
     : (P.tConstruction ? ownedCellCounts<true>(mask, P.axes) : ownedCellCounts<false>(mask, P.axes));
   return static_cast<int>(packed & 255u) - static_cast<int>((packed >> 8) & 255u) +
     static_cast<int>((packed >> 16) & 255u) - static_cast<int>((packed >> 24) & 255u);
-}
-
-// Sum of (-1)^dim over the cells the voxel (i, j, k), of height h, owns in
-// the order of heights. An image of one plane looks at the 9 neighbours of
-// its plane (bits 9 to 17) only: the others are outside it.
-template <typename T>
-TV_HD int softSignedCount(const T* image, const SoftVoxelParams& P, int64_t i, int64_t j, int64_t k, double h)
-{
-  if (h != h)
-    return 0;
-  return P.dims[2] == 1 ? signedCountOfMask<true>(precedingNeighbours<9, 18>(image, P, i, j, k, h), P)
-                        : signedCountOfMask<false>(precedingNeighbours<0, 27>(image, P, i, j, k, h), P);
 }
 
 // sigmoid(z), without overflow for large |z|.
