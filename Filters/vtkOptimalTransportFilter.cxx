@@ -164,7 +164,7 @@ int vtkOptimalTransportFilter::RequestData(
 
   vtkDataSetAttributes* attributes = topovox_vtk::outputAttributes(output, source, a.cellData);
   const vtkIdType n = static_cast<vtkIdType>(a.values.size());
-  auto addArray = [&](const char* name, int components, const std::vector<double>& values) {
+  auto addArray = [&](const char* name, int components, const topovox::GridField& values) {
     vtkNew<vtkDoubleArray> array;
     array->SetName(name);
     array->SetNumberOfComponents(components);

@@ -87,6 +87,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
     ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--methods", default="sinkhorn,sinkhorn_log", help="comma-separated: sinkhorn, sinkhorn_log")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="topovox-ot-")
     gpu = torch is not None and torch.cuda.is_available()
@@ -104,7 +105,7 @@ def main():
         a.tofile(pa)
         b.tofile(pb)
         nx, ny, nz = (list(shape[::-1]) + [1])[:3]
-        for method in ("sinkhorn", "sinkhorn_log"):
+        for method in args.methods.split(","):
             def ours(device, iterations=args.iterations, what="fields"):
                 out = subprocess.run([args.bench, pa, pb, str(nx), str(ny), str(nz), str(reg), method,
                                       str(iterations), device, what], check=True, capture_output=True, text=True)

@@ -272,7 +272,7 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
   }
   if (potentialsOut)
   {
-    std::vector<double> both = r.sourcePotential;
+    GridField both = r.sourcePotential;
     both.insert(both.end(), r.targetPotential.begin(), r.targetPotential.end());
     std::vector<int64_t> s = { 2 };
     s.insert(s.end(), shape.begin(), shape.end());

@@ -182,6 +182,38 @@ int main(int argc, char** argv)
             bare.sourcePotential.empty() && bare.targetGradient.empty() && bare.displacement.empty(),
           what + ": the cost alone equals the cost with the fields, and no field is made");
       }
+  {
+    // A numerical error between checks: with a tiny reg the kernel is the
+    // identity, the empty voxels' u becomes 0 at iteration 0 and K^T u = 0
+    // at iteration 1; the device finds it at iteration 10's check and must
+    // still report iteration 1 and keep the scalings before it, as the CPU.
+    const int64_t dims[3] = { 23, 1, 1 };
+    const double unit[3] = { 1, 1, 1 };
+    std::vector<double> a(23), b(23, 1.0 / 23);
+    for (size_t k = 0; k < a.size(); ++k)
+      a[k] = k % 3 == 1 ? 0.0 : 1.0 / 15;
+    a[0] += 1.0 - [&] { double t = 0; for (double x : a) t += x; return t; }();
+    SinkhornOptions o;
+    o.reg = 1e-3;
+    o.numItermax = 100;
+    o.device = Device::CPU;
+    const GridSinkhornResult cpu = sinkhornGrid(a, b, dims, unit, o);
+    expect(cpu.warnings.find("numerical errors at iteration 1") != std::string::npos,
+      "the CPU stops at iteration 1's numerical error (" + cpu.warnings + ")");
+    // The scalings kept are those before iteration 1: the state after one
+    // iteration, as a run of one iteration leaves it (no error there). (POT
+    // and the dense solver stop at iteration 0 here: their (1 / a) K has
+    // inf * 0 = NaN entries; the grid solver applies 1 / a after K.)
+    SinkhornOptions once = o;
+    once.numItermax = 1;
+    const GridSinkhornResult first = sinkhornGrid(a, b, dims, unit, once);
+    expect(first.cost == cpu.cost && first.sourcePotential == cpu.sourcePotential &&
+        first.targetPotential == cpu.targetPotential && first.displacement == cpu.displacement,
+      "numerical error at iteration 1: the CPU keeps the state after iteration 0 (cost " + std::to_string(cpu.cost) +
+        " vs " + std::to_string(first.cost) + ")");
+    if (gpu)
+      compareDevices(a, b, dims, unit, o, "numerical error between checks");
+  }
   if (gpu)
   {
     // The log domain's factored axes (GridSinkhornCUDA.cu: where the rows of
@@ -220,24 +252,43 @@ int main(int argc, char** argv)
         std::to_string(s[2]) + " log, reg " + std::to_string(o.reg) + (s[0] == 6 ? ", first line empty" : ""));
     }
     unsetenv("TOPOVOX_GRID_FACTOR_MIN_TERMS");
-    // A numerical error between checks: with a tiny reg the kernel is the
-    // identity, the empty voxels' u becomes 0 at iteration 0 and K^T u = 0
-    // at iteration 1; the device finds it at iteration 10's check and must
-    // still report iteration 1 and keep the scalings before it, as the CPU.
-    const int64_t dims[3] = { 23, 1, 1 };
-    const double unit[3] = { 1, 1, 1 };
-    std::vector<double> a(23), b(23, 1.0 / 23);
-    for (size_t k = 0; k < a.size(); ++k)
-      a[k] = k % 3 == 1 ? 0.0 : 1.0 / 15;
-    a[0] += 1.0 - [&] { double t = 0; for (double x : a) t += x; return t; }();
-    SinkhornOptions o;
-    o.reg = 1e-3;
-    o.numItermax = 100;
-    o.device = Device::CPU;
-    const GridSinkhornResult cpu = sinkhornGrid(a, b, dims, unit, o);
-    expect(cpu.warnings.find("numerical errors at iteration 1") != std::string::npos,
-      "the CPU stops at iteration 1's numerical error (" + cpu.warnings + ")");
-    compareDevices(a, b, dims, unit, o, "numerical error between checks");
+    // The scaling method's one-launch kernel on small 2D grids
+    // (GridSinkhornCUDA.cu's applyPlane; the 2D shapes above use it): one,
+    // two and four rows a block, widths that leave partial warps, empty
+    // source voxels; and the same grids through cuBLAS's products with it
+    // turned off.
+    std::vector<std::vector<int64_t>> planes = { { 37, 130, 1 }, { 100, 300, 1 }, { 60, 600, 1 } };
+    if (!std::getenv("TOPOVOX_TEST_SMALL"))
+      planes.push_back({ 256, 256, 1 });
+    for (const char* plane : { "1", "0" })
+    {
+      setenv("TOPOVOX_GRID_PLANE", plane, 1);
+      for (const auto& s : planes)
+      {
+        const int64_t dims[3] = { s[0], s[1], s[2] };
+        const size_t d = static_cast<size_t>(dims[0] * dims[1]);
+        std::vector<double> a(d), b(d);
+        double sa = 0, sb = 0;
+        for (size_t k = 0; k < d; ++k)
+        {
+          a[k] = k % 7 == 3 ? 0.0 : uniform(rng);
+          b[k] = uniform(rng) + 0.01;
+          sa += a[k];
+          sb += b[k];
+        }
+        for (size_t k = 0; k < d; ++k)
+        {
+          a[k] /= sa;
+          b[k] /= sb;
+        }
+        SinkhornOptions o;
+        o.reg = 40.0;
+        o.numItermax = 60;
+        compareDevices(a, b, dims, spacing, o, std::to_string(s[0]) + "x" + std::to_string(s[1]) + " scaling" +
+            (plane[0] == '1' ? ", one launch" : ", cuBLAS"));
+      }
+    }
+    unsetenv("TOPOVOX_GRID_PLANE");
     return kernel_check::finish();
   }
   // Progress: every 10th iteration, the share of numItermax done, rising;

@@ -38,6 +38,8 @@ CublasLibrary open()
   bind(library, "cublasDestroy_v2", f.destroy);
   bind(library, "cublasDgemm_v2", f.dgemm);
   bind(library, "cublasDgemmStridedBatched", f.dgemmStridedBatched);
+  bind(library, "cublasSetStream_v2", f.setStream);
+  bind(library, "cublasSetWorkspace_v2", f.setWorkspace);
   return f;
 }
 } // namespace

@@ -20,6 +20,8 @@ struct CublasLibrary
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasDgemm_v2) dgemm;
   decltype(&cublasDgemmStridedBatched) dgemmStridedBatched;
+  decltype(&cublasSetStream_v2) setStream;
+  decltype(&cublasSetWorkspace_v2) setWorkspace;
 };
 
 // Opened once per process. Throws std::runtime_error (with dlerror's

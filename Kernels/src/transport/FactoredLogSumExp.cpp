@@ -30,5 +30,27 @@ bool factorRows(const std::vector<double>& X, int64_t d, std::vector<double>& E,
       E[static_cast<size_t>(k * d + l)] = std::exp(X[static_cast<size_t>(k * d + l)] - rowMax[static_cast<size_t>(k)]);
   return true;
 }
+
+bool toeplitzRowMaxima(const std::vector<double>& diagonal, int64_t n, std::vector<double>& rowMax)
+{
+  rowMax.assign(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+  {
+    // Row i holds the diagonal's values i .. i + n - 1 (in reverse order).
+    double top = -std::numeric_limits<double>::infinity(), bottom = std::numeric_limits<double>::infinity();
+    for (int64_t t = i; t < i + n; ++t)
+    {
+      const double x = diagonal[static_cast<size_t>(t)];
+      if (!std::isfinite(x))
+        return false;
+      top = std::max(top, x);
+      bottom = std::min(bottom, x);
+    }
+    if (top - bottom > kFactorRange)
+      return false;
+    rowMax[static_cast<size_t>(i)] = top;
+  }
+  return true;
+}
 }
 }

@@ -30,6 +30,12 @@ constexpr double kFactorRange = 600.0;
 // kFactorRange.
 bool factorRows(const std::vector<double>& X, int64_t d, std::vector<double>& E, std::vector<double>& rowMax);
 
+// The row maxima of the n x n Toeplitz X[i][j] = diagonal[i - j + n - 1]
+// (the grid solver's factors, GridSinkhornSolver.h), without building it;
+// false where factorRows would be: a value not finite, or a row spanning
+// more than kFactorRange.
+bool toeplitzRowMaxima(const std::vector<double>& diagonal, int64_t n, std::vector<double>& rowMax);
+
 // The factored log-sum-exp's end: lse from the sum of E_kl exp(x_l - c),
 // the row's maximum m_k and c; -inf for a zero sum, NaN for NaN.
 inline double factoredLse(double sum, double top, double c)

@@ -244,12 +244,15 @@ public:
     for (int k = 0; k < 3; ++k)
       dims_[k] = dims[k];
     const size_t n = a.size();
-    for (auto& buffer : buffers_)
-      buffer.assign(n, 0.0);
+    for (transport::Buffer t : { transport::Buffer::KTU, transport::Buffer::KV, transport::Buffer::Scratch })
+      buffers_[static_cast<int>(t)].assign(n, 0.0);
+    for (auto* pair : { u_, v_ })
+    {
+      pair[0].assign(n, logDomain ? 0.0 : 1.0 / static_cast<double>(n));
+      pair[1].assign(n, 0.0);
+    }
     const std::vector<double>* kernel[3] = { &factors_.kernel[0], &factors_.kernel[1], &factors_.kernel[2] };
     op_.factorKernel(kernel);
-    std::fill(buffers_[0].begin(), buffers_[0].end(), logDomain ? 0.0 : 1.0 / static_cast<double>(n));
-    buffers_[1] = buffers_[0];
     if (logDomain)
     {
       logA_.resize(n);
@@ -268,14 +271,18 @@ public:
     op_.apply(F, buf(in), buf(out)); // the factors themselves, not copies
 
   }
-  void updateV()
+  void stepV()
   {
+    apply(transport::FactorSet::Kernel, transport::Buffer::U, transport::Buffer::KTU);
+    vSlot_ ^= 1; // the spare copy becomes v; the one before stays for restore()
     std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
     for (size_t k = 0; k < v.size(); ++k)
       v[k] = log_ ? logB_[k] - ktu[k] : b_[k] / ktu[k];
   }
-  bool updateU(int)
+  bool stepU(int)
   {
+    apply(transport::FactorSet::Kernel, transport::Buffer::V, transport::Buffer::KV);
+    uSlot_ ^= 1;
     std::vector<double>&u = buf(transport::Buffer::U), &kv = buf(transport::Buffer::KV);
     const std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
     bool bad = false;
@@ -288,16 +295,8 @@ public:
     return bad;
   }
   int failedIteration() const { return -1; } // updateU says at once
-  void save()
-  {
-    uPrev_ = buf(transport::Buffer::U);
-    vPrev_ = buf(transport::Buffer::V);
-  }
-  void restore()
-  {
-    buf(transport::Buffer::U) = uPrev_;
-    buf(transport::Buffer::V) = vPrev_;
-  }
+  void restore(int iteration) { uSlot_ = vSlot_ = iteration % 2; }
+  bool iterate(int, int) { return false; } // the steps cost more than their calls here
   double marginalError()
   {
     const std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
@@ -309,7 +308,7 @@ public:
     }
     return std::sqrt(s);
   }
-  void potentials(double reg, std::vector<double>& source, std::vector<double>& target)
+  void potentials(double reg, GridField& source, GridField& target)
   {
     const std::vector<double>&u = buf(transport::Buffer::U), &v = buf(transport::Buffer::V);
     source.resize(u.size());
@@ -345,10 +344,13 @@ public:
       }
     });
   }
-  std::vector<double> displacement() { return std::move(displacement_); }
+  GridField displacement() { return std::move(displacement_); }
 
 private:
-  std::vector<double>& buf(transport::Buffer b) { return buffers_[static_cast<int>(b)]; }
+  std::vector<double>& buf(transport::Buffer b)
+  {
+    return b == transport::Buffer::U ? u_[uSlot_] : b == transport::Buffer::V ? v_[vSlot_] : buffers_[static_cast<int>(b)];
+  }
 
   const std::vector<double>&a_, &b_;
   const transport::GridFactors& factors_;
@@ -356,21 +358,22 @@ private:
   int threads_;
   int64_t dims_[3];
   SeparableOperator op_;
-  std::vector<double> buffers_[5], logA_, logB_, uPrev_, vPrev_, displacement_;
+  std::vector<double> buffers_[5], logA_, logB_; // buffers_: KTU, KV, Scratch by their Buffer index
+  std::vector<double> u_[2], v_[2];               // two copies each: GridSinkhornSolver.h
+  int uSlot_ = 0, vSlot_ = 0;
+  GridField displacement_;
 };
 } // namespace
 
 namespace transport
 {
-GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double reg, bool logDomain)
+GridDiagonals gridDiagonals(const int64_t dims[3], const double spacing[3], double reg, bool logDomain)
 {
-  GridFactors f;
+  GridDiagonals g;
   for (int a = 0; a < 3; ++a)
   {
     const int64_t n = dims[a];
-    // Every value but the position's depends on i - j alone: 2 n - 1
-    // exponentials and logarithms, not n^2 (the same values, entry by entry).
-    std::vector<double> kd(static_cast<size_t>(2 * n - 1)), cd(kd.size());
+    std::vector<double> kd(static_cast<size_t>(2 * n - 1)), cd(kd.size()), x(static_cast<size_t>(n));
     for (int64_t t = 0; t < 2 * n - 1; ++t)
     {
       const double d = spacing[a] * static_cast<double>(t - (n - 1)), m = d * d;
@@ -378,23 +381,78 @@ GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double r
       kd[static_cast<size_t>(t)] = logDomain ? m / -reg : std::exp(m / -reg);
       cd[static_cast<size_t>(t)] = logDomain ? kd[static_cast<size_t>(t)] + std::log(m) : kd[static_cast<size_t>(t)] * m;
     }
-    std::vector<double> k(static_cast<size_t>(n * n)), c(k.size()), p(k.size()), logX(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n && logDomain; ++j)
-      logX[static_cast<size_t>(j)] = std::log(spacing[a] * static_cast<double>(j));
+    for (int64_t j = 0; j < n; ++j)
+    {
+      const double position = spacing[a] * static_cast<double>(j);
+      x[static_cast<size_t>(j)] = logDomain ? std::log(position) : position;
+    }
+    g.kernel[a] = std::move(kd);
+    g.cost[a] = std::move(cd);
+    g.position[a] = std::move(x);
+  }
+  return g;
+}
+
+GridFactors gridFactors(const GridDiagonals& g, bool logDomain)
+{
+  GridFactors f;
+  for (int a = 0; a < 3; ++a)
+  {
+    const int64_t n = static_cast<int64_t>(g.position[a].size());
+    std::vector<double> k(static_cast<size_t>(n * n)), c(k.size()), p(k.size());
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j)
       {
         const size_t at = static_cast<size_t>(i * n + j), t = static_cast<size_t>(i - j + n - 1);
-        k[at] = kd[t];
-        c[at] = cd[t];
-        const double x = spacing[a] * static_cast<double>(j);
-        p[at] = logDomain ? k[at] + logX[static_cast<size_t>(j)] : k[at] * x;
+        k[at] = g.kernel[a][t];
+        c[at] = g.cost[a][t];
+        const double x = g.position[a][static_cast<size_t>(j)];
+        p[at] = logDomain ? k[at] + x : k[at] * x;
       }
     f.kernel[a] = std::move(k);
     f.cost[a] = std::move(c);
     f.position[a] = std::move(p);
   }
   return f;
+}
+
+GridField centredOverMass(const GridField& potential, const std::vector<double>& mass, int threads)
+{
+  const int64_t n = static_cast<int64_t>(potential.size());
+  constexpr int64_t kChunk = int64_t(1) << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> sums(static_cast<size_t>(chunks));
+  std::vector<int64_t> counts(static_cast<size_t>(chunks));
+  auto counted = [&](int64_t k) { return mass[static_cast<size_t>(k)] > 0 && std::isfinite(potential[static_cast<size_t>(k)]); };
+  parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+    {
+      double sum = 0;
+      int64_t count = 0;
+      for (int64_t k = c * kChunk; k < std::min(n, (c + 1) * kChunk); ++k)
+        if (counted(k))
+        {
+          sum += potential[static_cast<size_t>(k)];
+          ++count;
+        }
+      sums[static_cast<size_t>(c)] = sum;
+      counts[static_cast<size_t>(c)] = count;
+    }
+  });
+  double sum = 0;
+  int64_t count = 0;
+  for (int64_t c = 0; c < chunks; ++c)
+  {
+    sum += sums[static_cast<size_t>(c)];
+    count += counts[static_cast<size_t>(c)];
+  }
+  const double mean = count ? sum / static_cast<double>(count) : 0.0;
+  GridField out(static_cast<size_t>(n));
+  parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+      out[static_cast<size_t>(k)] = counted(k) ? potential[static_cast<size_t>(k)] - mean : 0.0;
+  });
+  return out;
 }
 } // namespace transport
 
@@ -411,18 +469,18 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
   const int64_t d = dims[0] * dims[1] * dims[2];
   if (static_cast<int64_t>(a.size()) != d || static_cast<int64_t>(b.size()) != d)
     throw std::invalid_argument("the densities must have one value per voxel (" + std::to_string(d) + ")");
-  transport::checkSinkhornArguments(o, a, b, "densities");
-
   const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  transport::checkSinkhornArguments(o, a, b, "densities", threads);
+
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;
-  const transport::GridFactors factors = transport::gridFactors(dims, spacing, o.reg, logDomain);
+  const transport::GridDiagonals diagonals = transport::gridDiagonals(dims, spacing, o.reg, logDomain);
   std::string warn;
 #ifdef TOPOVOX_WITH_CUDA
   if (resolveDevice(o.device, &warn) == Device::GPU)
   {
     try
     {
-      GridSinkhornResult g = transport::sinkhornGridGPU(a, b, dims, spacing, o, factors);
+      GridSinkhornResult g = transport::sinkhornGridGPU(a, b, dims, spacing, o, diagonals);
       g.device = Device::GPU;
       return g;
     }
@@ -434,6 +492,7 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
 #else
   resolveDevice(o.device, &warn);
 #endif
+  const transport::GridFactors factors = transport::gridFactors(diagonals, logDomain);
   HostBackend be(a, b, dims, factors, logDomain, threads);
   GridSinkhornResult r = transport::solveGrid(be, a, b, spacing, o);
   if (!warn.empty())

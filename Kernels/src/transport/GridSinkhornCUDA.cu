@@ -27,6 +27,7 @@
 #include "GridSinkhornSolver.h"
 
 #include "../common/CudaUtil.cuh"
+#include "../common/HostCopy.h"
 
 #include "CublasLibrary.h"
 
@@ -34,6 +35,8 @@
 #include <climits>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <type_traits>
 
 namespace topovox
 {
@@ -86,6 +89,150 @@ __global__ void applyAxis(const double* __restrict__ in, double* __restrict__ ou
     }
     out[p] = r;
   }
+}
+
+// The scaling method's kernel on a small 2D grid in one launch (see
+// DeviceBackend::applyPlane): out = F_x in F_y^T, the block of rows
+// y0 .. y0 + kRows - 1 of out from all of `in` (in L2) in two steps with no
+// work repeated across blocks: S = the rows' combinations of in's x-lines
+// (sum_y F_y[y'][y] in[., y]), then out[x][y'] = sum_x' F_x[x][x'] S[y'][x']
+// with F_x read by columns (it is symmetric: F_x[x][x'] = F_x[x'][x]), so
+// that the threads' loads are contiguous. The loads' latency, not the sums,
+// bounds it (a block or two per SM): each thread issues kBatch loads before
+// it sums them (measured under ncu for 128^2 on an H200: 50 us with one
+// load at a time, 18 us with 8 and 256 threads), and the block's threads are `lanes` along x times `groups` that
+// each sum a share of y (then of x'), their partial sums added in shared
+// memory in group order (a fixed order for a given nx).
+constexpr int kBatch = 16;
+
+// acc[r] += sum over j in [first, last) of coefficient(r, j) * load(j), the
+// loads kBatch at a time.
+template <int kRows, typename Load, typename Coefficient>
+__device__ inline void batchedSums(double (&acc)[kRows], int first, int last, Load load, Coefficient coefficient)
+{
+  int j = first;
+  for (; j + kBatch <= last; j += kBatch)
+  {
+    double value[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      value[k] = load(j + k);
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        acc[r] = fma(coefficient(r, j + k), value[k], acc[r]);
+  }
+  for (; j < last; ++j)
+  {
+    const double value = load(j);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      acc[r] = fma(coefficient(r, j), value, acc[r]);
+  }
+}
+
+// What a plane launch does with each output t besides storing it: nothing;
+// v = b / t (the update of v, after K^T u); or u = 1 / ((1 / a) t) (after
+// K v), as updateVKernel and updateUKernel do, with their failedAt and
+// iteration rules.
+enum class PlaneUpdate
+{
+  None,
+  V,
+  U
+};
+struct PlaneUpdateArgs
+{
+  double* scaling = nullptr;           // v or u: written
+  const double* marginal = nullptr;    // b or a
+  const double* ktu = nullptr;         // U: K^T u, for the checks
+  const double* v = nullptr;           // U: the new v, for the checks
+  int* failedAt = nullptr;
+  int* iteration = nullptr;
+};
+
+template <int kRows, PlaneUpdate kUpdate>
+__global__ void planeKernel(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ Fx,
+  const double* __restrict__ Fy, int nx, int ny, int lanes, PlaneUpdateArgs update)
+{
+  bool frozen = false;
+  if (kUpdate != PlaneUpdate::None)
+  {
+    if (kUpdate == PlaneUpdate::V && blockIdx.x == 0 && threadIdx.x == 0)
+      ++*update.iteration; // read by the U launch that follows, not by this one
+    frozen = *update.failedAt >= 0;
+  }
+  // partial sums (groups x kRows x nx), S (kRows x nx), the block's rows of
+  // F_y (kRows x ny; rows past the grid's are 0)
+  extern __shared__ double shared[];
+  const int groups = blockDim.x / lanes, lane = threadIdx.x % lanes, group = threadIdx.x / lanes;
+  double* partial = shared;
+  double* S = partial + static_cast<size_t>(groups) * kRows * nx;
+  double* fy = S + kRows * nx;
+  const int y0 = blockIdx.x * kRows;
+  const int rows = min(kRows, ny - y0);
+  for (int i = threadIdx.x; i < kRows * ny; i += blockDim.x)
+    fy[i] = i / ny < rows ? Fy[static_cast<int64_t>(y0) * ny + i] : 0.0;
+  __syncthreads();
+  auto reduce = [&](double* to) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < kRows * nx; i += blockDim.x)
+    {
+      double sum = partial[i];
+      for (int g = 1; g < groups; ++g)
+        sum += partial[static_cast<size_t>(g) * kRows * nx + i];
+      to[i] = sum;
+    }
+    __syncthreads();
+  };
+  // S = F_y's rows times in
+  {
+    const int share = (ny + groups - 1) / groups, first = group * share, last = min(ny, first + share);
+    for (int x = lane; x < nx; x += lanes)
+    {
+      double acc[kRows] = {};
+      batchedSums<kRows>(
+        acc, first, last, [&](int y) { return in[x + static_cast<int64_t>(y) * nx]; },
+        [&](int r, int y) { return fy[r * ny + y]; });
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        partial[(static_cast<size_t>(group) * kRows + r) * nx + x] = acc[r];
+    }
+  }
+  reduce(S);
+  // out = F_x S
+  {
+    const int share = (nx + groups - 1) / groups, first = group * share, last = min(nx, first + share);
+    for (int x = lane; x < nx; x += lanes)
+    {
+      double acc[kRows] = {};
+      batchedSums<kRows>(
+        acc, first, last, [&](int xp) { return Fx[static_cast<int64_t>(xp) * nx + x]; },
+        [&](int r, int xp) { return S[r * nx + xp]; });
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        partial[(static_cast<size_t>(group) * kRows + r) * nx + x] = acc[r];
+    }
+  }
+  reduce(partial); // in place: the sums over groups into group 0's share
+  bool bad = false;
+  for (int i = threadIdx.x; i < rows * nx; i += blockDim.x)
+  {
+    const int64_t k = static_cast<int64_t>(y0) * nx + i;
+    const double t = partial[i];
+    out[k] = t;
+    if (kUpdate == PlaneUpdate::V && !frozen)
+      update.scaling[k] = __ddiv_rn(update.marginal[k], t);
+    if (kUpdate == PlaneUpdate::U && !frozen)
+    {
+      const double u = __ddiv_rn(1.0, __dmul_rn(__ddiv_rn(1.0, update.marginal[k]), t));
+      update.scaling[k] = u;
+      bad = bad || update.ktu[k] == 0 || !isfinite(u) || !isfinite(update.v[k]);
+    }
+  }
+  if (bad)
+    *update.failedAt = *update.iteration;
 }
 
 // The log domain's factored axis (see DeviceBackend::applyFactored): the
@@ -155,10 +302,16 @@ __global__ void finishFactoredKernel(double* out, const double* in, const double
 }
 
 // failedAt: -1, or the first iteration whose update went bad; once set,
-// the updates and saves below do nothing.
-__global__ void updateVKernel(
-  double* v, const double* ktu, const double* b, const double* logB, int64_t n, bool logDomain, const int* failedAt)
+// the updates below do nothing (the copies of u and v before that
+// iteration stay as they were: GridSinkhornSolver.h).
+// iteration: the number of the iteration under way, counted on the device
+// (-1 at the start, one more at each updateV), so that a captured graph of
+// iterations records the right one in failedAt.
+__global__ void updateVKernel(double* v, const double* ktu, const double* b, const double* logB, int64_t n,
+  bool logDomain, const int* failedAt, int* iteration)
 {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    ++*iteration;
   if (*failedAt >= 0)
     return;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
@@ -166,7 +319,7 @@ __global__ void updateVKernel(
 }
 
 __global__ void updateUKernel(double* u, const double* kv, const double* v, const double* ktu, const double* a,
-  const double* logA, int64_t n, bool logDomain, int iteration, int* failedAt)
+  const double* logA, int64_t n, bool logDomain, const int* iteration, int* failedAt)
 {
   if (*failedAt >= 0)
     return;
@@ -182,18 +335,32 @@ __global__ void updateUKernel(double* u, const double* kv, const double* v, cons
     }
   }
   if (any)
-    *failedAt = iteration; // every writer writes the same value
+    *failedAt = *iteration; // every writer writes the same value
 }
 
-// u, v saved before an iteration (skipped once an update went bad).
-__global__ void saveKernel(double* prevU, double* prevV, const double* u, const double* v, int64_t n, const int* failedAt)
+// An axis's three n x n factors from their diagonals (GridDiagonals): the
+// same operations as gridFactors' on the host, so the same values.
+__global__ void expandFactorsKernel(double* kernel, double* cost, double* position, const double* kd,
+  const double* cd, const double* x, int64_t n, bool logDomain)
 {
-  if (*failedAt >= 0)
-    return;
-  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < n * n; p += int64_t(gridDim.x) * blockDim.x)
   {
-    prevU[k] = u[k];
-    prevV[k] = v[k];
+    const int64_t i = p / n, j = p % n, t = i - j + n - 1;
+    const double k = kd[t];
+    kernel[p] = k;
+    cost[p] = cd[t];
+    position[p] = logDomain ? __dadd_rn(k, x[j]) : __dmul_rn(k, x[j]);
+  }
+}
+
+// The log domain's factored kernel (FactoredLogSumExp.h): E = exp(F - m),
+// m the row maxima (found on the host from the diagonal).
+__global__ void factoredExpKernel(double* E, const double* kd, const double* rowMax, int64_t n)
+{
+  for (int64_t p = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; p < n * n; p += int64_t(gridDim.x) * blockDim.x)
+  {
+    const int64_t i = p / n, j = p % n;
+    E[p] = exp(__dsub_rn(kd[i - j + n - 1], rowMax[i]));
   }
 }
 
@@ -257,20 +424,37 @@ void checkBlas(cublasStatus_t status, const char* what)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
 }
 
-// The calling thread's cuBLAS handle, made at its first solve and kept:
-// cublasCreate takes milliseconds, more than a small grid's whole solve.
-// (A handle serves one host thread at a time; solves on several threads
-// each get their own.)
-cublasHandle_t blasHandle()
+// The calling thread's cuBLAS handle, the stream its solves iterate on and
+// cuBLAS's workspace, made at its first solve and kept: cublasCreate takes
+// milliseconds, more than a small grid's whole solve. (A handle serves one
+// host thread at a time; solves on several threads each get their own.)
+// The stream is a blocking one, so that the work the solver queues on the
+// legacy default stream (uploads, results, pool allocations) and on it stay
+// in order; the workspace is cuBLAS's own size for the H100 class, given
+// so that cuBLAS allocates nothing while a graph is captured. The stream
+// and the workspace are never freed, as HostCopy.cu's staging: a
+// thread_local's destructor could run after the CUDA runtime has shut down.
+struct ThreadContext
 {
-  struct Handle
+  cublasHandle_t blas = nullptr;
+  cudaStream_t stream = nullptr;
+  ThreadContext()
   {
-    cublasHandle_t h = nullptr;
-    Handle() { checkBlas(cuda::cublasLibrary().create(&h), "cublasCreate"); }
-    ~Handle() { cuda::cublasLibrary().destroy(h); }
-  };
-  thread_local Handle handle;
-  return handle.h;
+    checkBlas(cuda::cublasLibrary().create(&blas), "cublasCreate");
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    constexpr size_t kWorkspace = size_t(32) << 20;
+    void* workspace = nullptr;
+    check(cudaMalloc(&workspace, kWorkspace), "cudaMalloc");
+    checkBlas(cuda::cublasLibrary().setWorkspace(blas, workspace, kWorkspace), "cublasSetWorkspace");
+    checkBlas(cuda::cublasLibrary().setStream(blas, stream), "cublasSetStream");
+  }
+  ~ThreadContext() { cuda::cublasLibrary().destroy(blas); }
+};
+
+ThreadContext& threadContext()
+{
+  thread_local ThreadContext context;
+  return context;
 }
 
 // Block sums of (ktu v - b)^2, or (exp(ktu + v) - b)^2.
@@ -299,50 +483,39 @@ class DeviceBackend
 {
 public:
   DeviceBackend(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
-    const GridFactors& factors, bool logDomain)
+    const GridDiagonals& diagonals, bool logDomain, int threads)
     : n_(static_cast<int64_t>(a.size()))
     , log_(logDomain)
+    , threads_(threads)
     , a_(a.size())
     , b_(a.size())
     , logA_(logDomain ? a.size() : 0)
     , logB_(logDomain ? a.size() : 0)
-    , prevU_(a.size())
-    , prevV_(a.size())
     , work_(a.size())
     , work2_(a.size())
     , sums_(kErrorBlocks)
-    , failedAt_(1)
+    , failedAt_(2)
   {
-    check(cudaMemset(failedAt_.ptr, 0xff, sizeof(int)), "cudaMemset"); // -1
+    // Every array from the device's pool, in the legacy stream's order: a
+    // later solve reuses the blocks instead of mapping new memory. The set-up
+    // and the results run on the legacy stream too, the iterations on the
+    // thread's stream (ThreadContext), which a graph can capture; the
+    // blocking streams' rules keep the two in order.
+    check(cudaMemsetAsync(failedAt_.ptr, 0xff, 2 * sizeof(int)), "cudaMemset"); // failed at, iteration: -1
     for (int k = 0; k < 3; ++k)
       dims_[k] = dims[k];
-    for (auto& buffer : buffers_)
-      buffer = std::make_unique<DeviceArray<double>>(a.size());
-    upload(a_.ptr, a);
-    upload(b_.ptr, b);
-    startKernel<<<blocksFor(n_), kThreads>>>(
-      buf(Buffer::U), buf(Buffer::V), logA_.ptr, logB_.ptr, a_.ptr, b_.ptr, n_, logDomain);
+    for (Buffer t : { Buffer::KTU, Buffer::KV, Buffer::Scratch })
+      buffers_[static_cast<int>(t)] = std::make_unique<Array>(a.size());
+    for (int k = 0; k < 2; ++k)
+    {
+      u_[k] = std::make_unique<Array>(a.size());
+      v_[k] = std::make_unique<Array>(a.size());
+    }
+    cuda::copyToDevice(a_.ptr, a.data(), a.size() * sizeof(double), threads_);
+    cuda::copyToDevice(b_.ptr, b.data(), b.size() * sizeof(double), threads_);
+    startKernel<<<blocksFor(n_), kThreads>>>(u_[0]->ptr, v_[0]->ptr, logA_.ptr, logB_.ptr, a_.ptr, b_.ptr, n_, logDomain);
     check(cudaGetLastError(), "grid Sinkhorn start");
-    for (int axis = 0; axis < 3; ++axis)
-      for (int kind = 0; kind < 3; ++kind)
-      {
-        const std::vector<double>& F =
-          kind == 0 ? factors.kernel[axis] : kind == 1 ? factors.cost[axis] : factors.position[axis];
-        factors_[kind][axis] = std::make_unique<DeviceArray<double>>(F.size());
-        upload(factors_[kind][axis]->ptr, F);
-      }
-    for (int axis = 0; axis < 3; ++axis)
-    {
-      const std::vector<double>& F = factors.kernel[axis];
-      identity_[axis] = F.size() == 1 && F[0] == (logDomain ? 0.0 : 1.0);
-      if (logDomain)
-        factorLogKernel(axis, F);
-    }
-    if (factored_[0] || factored_[1] || factored_[2])
-    {
-      lineMax_ = std::make_unique<DeviceArray<double>>(a.size());
-      shifted_ = std::make_unique<DeviceArray<double>>(a.size());
-    }
+    expandFactors(diagonals);
   }
 
   // Set `set`'s factor of axis `axis` (GridFactors::of's on the device).
@@ -350,71 +523,172 @@ public:
 
   void apply(FactorSet set, Buffer in, Buffer out)
   {
-    // x, y, z in turn, through two buffers of its own (in may be out), as
-    // the CPU does line by line.
-    double* stages[3] = { work_.ptr, work2_.ptr, buf(out) };
-    const double* from = buf(in);
-    for (int axis = 0; axis < 3; ++axis)
+    if (set == Kernel && plane_ && in != out)
     {
-      const bool kernel = factorKind(set, axis) == 0;
-      if (kernel && identity_[axis])
-      {
-        // An axis of one voxel: its kernel factor is 1 (0 in the log
-        // domain), exactly the input; copied only into the last stage.
-        if (axis == 2 && from != stages[axis])
-          check(cudaMemcpyAsync(stages[axis], from, static_cast<size_t>(n_) * sizeof(double),
-                  cudaMemcpyDeviceToDevice),
-            "cudaMemcpy");
-        else
-          continue;
-      }
-      else if (kernel && factored_[axis])
-        applyFactored(from, stages[axis], axis);
-      else if (log_ || !multiply(from, stages[axis], factor(set, axis), axis))
-        applyAxis<<<blocksFor(n_), kThreads>>>(
-          from, stages[axis], factor(set, axis), dims_[0], dims_[1], dims_[2], axis, log_);
-      check(cudaGetLastError(), "grid Sinkhorn kernel");
-      from = stages[axis];
+      applyPlane(buf(in), buf(out)); // x and y at once; z, of one voxel, is the identity
+      return;
     }
+    // x, y, z in turn, as the CPU does line by line, skipping the axes of
+    // one voxel (their kernel factor is 1, or 0 in the log domain: exactly
+    // the input): through two buffers of its own, the last axis straight
+    // into out (unless out is the input: in may be out).
+    int axes[3], count = 0;
+    for (int axis = 0; axis < 3; ++axis)
+      if (!(factorKind(set, axis) == 0 && identity_[axis]))
+        axes[count++] = axis;
+    const double* from = buf(in);
+    double* const to = buf(out);
+    for (int k = 0; k < count; ++k)
+    {
+      const int axis = axes[k];
+      double* stage = k + 1 == count && from != to ? to : k % 2 == 0 ? work_.ptr : work2_.ptr;
+      if (factorKind(set, axis) == 0 && factored_[axis])
+        applyFactored(from, stage, axis);
+      else if (log_ || !multiply(from, stage, factor(set, axis), axis))
+        applyAxis<<<blocksFor(n_), kThreads, 0, stream_>>>(
+          from, stage, factor(set, axis), dims_[0], dims_[1], dims_[2], axis, log_);
+      check(cudaGetLastError(), "grid Sinkhorn kernel");
+      from = stage;
+    }
+    if (from != to)
+      check(cudaMemcpyAsync(to, from, static_cast<size_t>(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_),
+        "cudaMemcpy");
+  }
+  // K^T u, then v; K v, then u: one launch each on small 2D grids
+  // (applyPlane with the update), else the product and the update.
+  void stepV()
+  {
+    if (!plane_)
+    {
+      apply(Kernel, Buffer::U, Buffer::KTU);
+      updateV();
+      return;
+    }
+    const double* u = buf(Buffer::U);
+    vSlot_ ^= 1;
+    PlaneUpdateArgs args;
+    args.scaling = buf(Buffer::V);
+    args.marginal = b_.ptr;
+    args.failedAt = failedAt_.ptr;
+    args.iteration = failedAt_.ptr + 1;
+    applyPlane(u, buf(Buffer::KTU), PlaneUpdate::V, args);
+  }
+  bool stepU(int iteration)
+  {
+    if (!plane_)
+    {
+      apply(Kernel, Buffer::V, Buffer::KV);
+      return updateU(iteration);
+    }
+    uSlot_ ^= 1;
+    PlaneUpdateArgs args;
+    args.scaling = buf(Buffer::U);
+    args.marginal = a_.ptr;
+    args.ktu = buf(Buffer::KTU);
+    args.v = buf(Buffer::V);
+    args.failedAt = failedAt_.ptr;
+    args.iteration = failedAt_.ptr + 1;
+    applyPlane(buf(Buffer::V), buf(Buffer::KV), PlaneUpdate::U, args);
+    return false;
   }
   void updateV()
   {
-    updateVKernel<<<blocksFor(n_), kThreads>>>(
-      buf(Buffer::V), buf(Buffer::KTU), b_.ptr, logB_.ptr, n_, log_, failedAt_.ptr);
+    vSlot_ ^= 1; // into the spare copy (GridSinkhornSolver.h)
+    updateVKernel<<<blocksFor(n_), kThreads, 0, stream_>>>(
+      buf(Buffer::V), buf(Buffer::KTU), b_.ptr, logB_.ptr, n_, log_, failedAt_.ptr, failedAt_.ptr + 1);
     check(cudaGetLastError(), "grid Sinkhorn update");
   }
   // A bad update is found at the next failedIteration(), not here.
-  bool updateU(int iteration)
+  bool updateU(int)
   {
-    updateUKernel<<<blocksFor(n_), kThreads>>>(buf(Buffer::U), buf(Buffer::KV), buf(Buffer::V), buf(Buffer::KTU),
-      a_.ptr, logA_.ptr, n_, log_, iteration, failedAt_.ptr);
+    uSlot_ ^= 1;
+    updateUKernel<<<blocksFor(n_), kThreads, 0, stream_>>>(buf(Buffer::U), buf(Buffer::KV), buf(Buffer::V),
+      buf(Buffer::KTU), a_.ptr, logA_.ptr, n_, log_, failedAt_.ptr + 1, failedAt_.ptr);
     check(cudaGetLastError(), "grid Sinkhorn update");
     return false;
   }
+  // Iterations first .. first + count - 1, none of them checked (the solver
+  // checks every tenth), as one CUDA graph: one launch for the 18 to 108
+  // of 9 iterations (two to twelve each), as the issue asks of long runs. The
+  // graph is captured at the first such run of each (count, copy of u)
+  // and replayed after; false where graphs are off (TOPOVOX_GRID_GRAPHS=0)
+  // or a capture failed (the solver then steps as usual).
+  bool iterate(int first, int count)
+  {
+    if (!graphs_ || uSlot_ != vSlot_)
+      return false;
+    const int parity = uSlot_;
+    Graph* graph = nullptr;
+    for (Graph& g : graphs_list_)
+      if (g.count == count && g.parity == parity)
+        graph = &g;
+    if (!graph)
+    {
+      cudaGraph_t captured = nullptr;
+      check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+      try
+      {
+        for (int ii = first; ii < first + count; ++ii)
+        {
+          stepV();
+          stepU(ii);
+        }
+      }
+      catch (const std::runtime_error&)
+      {
+        cudaStreamEndCapture(stream_, &captured);
+        if (captured)
+          cudaGraphDestroy(captured);
+        cudaGetLastError();
+        uSlot_ = vSlot_ = parity;
+        graphs_ = false;
+        return false;
+      }
+      cudaGraphExec_t exec = nullptr;
+      const cudaError_t ended = cudaStreamEndCapture(stream_, &captured);
+      const cudaError_t made = ended == cudaSuccess ? cudaGraphInstantiate(&exec, captured, 0) : ended;
+      if (captured)
+        cudaGraphDestroy(captured);
+      if (made != cudaSuccess)
+      {
+        cudaGetLastError();
+        uSlot_ = vSlot_ = parity;
+        graphs_ = false;
+        return false;
+      }
+      graphs_list_.push_back(Graph{ count, parity, exec });
+      graph = &graphs_list_.back();
+    }
+    else if (count % 2)
+    {
+      uSlot_ ^= 1; // as the captured updates flip them
+      vSlot_ ^= 1;
+    }
+    check(cudaGraphLaunch(graph->exec, stream_), "cudaGraphLaunch");
+    return true;
+  }
+  ~DeviceBackend()
+  {
+    for (Graph& g : graphs_list_)
+      cudaGraphExecDestroy(g.exec);
+  }
+
   int failedIteration()
   {
     int at = -1;
     check(cudaMemcpy(&at, failedAt_.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
     return at;
   }
-  void save()
-  {
-    saveKernel<<<blocksFor(n_), kThreads>>>(
-      prevU_.ptr, prevV_.ptr, buf(Buffer::U), buf(Buffer::V), n_, failedAt_.ptr);
-    check(cudaGetLastError(), "grid Sinkhorn save");
-  }
-  void restore()
-  {
-    copy(buf(Buffer::U), prevU_.ptr);
-    copy(buf(Buffer::V), prevV_.ptr);
-  }
+  // The updates froze at the failing iteration, so its copies before it
+  // are intact.
+  void restore(int iteration) { uSlot_ = vSlot_ = iteration % 2; }
   double marginalError()
   {
     errorKernel<<<kErrorBlocks, kThreads>>>(buf(Buffer::KTU), buf(Buffer::V), b_.ptr, n_, log_, sums_.ptr);
     check(cudaGetLastError(), "grid Sinkhorn error");
     return std::sqrt(sumOfBlockSums());
   }
-  void potentials(double reg, std::vector<double>& source, std::vector<double>& target)
+  void potentials(double reg, GridField& source, GridField& target)
   {
     potentialsKernel<<<blocksFor(n_), kThreads>>>(work_.ptr, work2_.ptr, buf(Buffer::U), buf(Buffer::V), n_, reg, log_);
     check(cudaGetLastError(), "grid Sinkhorn potentials");
@@ -430,16 +704,66 @@ public:
   void displaceAlong(int axis, Buffer moved, Buffer rowSum, const double spacing[3])
   {
     if (!displacement_)
-      displacement_ = std::make_unique<DeviceArray<double>>(3 * static_cast<size_t>(n_));
+      displacement_ = std::make_unique<Array>(3 * static_cast<size_t>(n_));
     const int64_t stride = axis == 0 ? 1 : axis == 1 ? dims_[0] : dims_[0] * dims_[1];
     displaceKernel<<<blocksFor(n_), kThreads>>>(displacement_->ptr, a_.ptr, buf(moved), buf(rowSum), n_, axis, stride,
       dims_[axis], spacing[axis], log_);
     check(cudaGetLastError(), "grid Sinkhorn displacement");
   }
-  std::vector<double> displacement() { return download(displacement_->ptr, 3 * n_); }
+  GridField displacement() { return download(displacement_->ptr, 3 * n_); }
 
 private:
-  double* buf(Buffer b) { return buffers_[static_cast<int>(b)]->ptr; }
+  using Array = cuda::PooledArray<double>;
+  // The scaling method's kernel on 2D grids of up to 2^16 voxels (128^2,
+  // 256^2), where cuBLAS's products are a few tiles each and the launches
+  // (three products and a copy) cost more than the sums: one planeKernel
+  // launch. Its sums are fmas in x and y order (the CPU's order, fused).
+  static constexpr int64_t kPlaneMaxVoxels = int64_t(1) << 16;
+  bool planeFits() const
+  {
+    const char* off = std::getenv("TOPOVOX_GRID_PLANE"); // 0: the products as on larger grids (tests, benchmarks)
+    if (off && std::string(off) == "0")
+      return false;
+    // nx and ny up to 512: the shared memory stays within the 48 KB a
+    // launch gets without asking (applyPlane).
+    return !log_ && dims_[2] == 1 && dims_[1] > 1 && dims_[0] > 1 && dims_[0] <= 512 && dims_[1] <= 512 &&
+      dims_[0] * dims_[1] <= kPlaneMaxVoxels;
+  }
+  void applyPlane(const double* in, double* out, PlaneUpdate update = PlaneUpdate::None,
+    const PlaneUpdateArgs& args = PlaneUpdateArgs())
+  {
+    const int nx = static_cast<int>(dims_[0]), ny = static_cast<int>(dims_[1]);
+    // Up to 512 threads, at most 8 groups: (groups + 1) x 4 x nx + 4 x ny
+    // doubles of shared memory stay within 48 KB for nx <= 512, ny <= 512.
+    const int lanes = std::min(512, (nx + 31) / 32 * 32), groups = std::min(8, 512 / lanes);
+    // Rows per block: enough blocks to fill the device, and fewer passes
+    // over `in` (read once a block) where ny is large.
+    const int rows = ny >= 512 ? 4 : ny >= 256 ? 2 : 1;
+    const unsigned blocks = static_cast<unsigned>((ny + rows - 1) / rows);
+    const size_t shared = (static_cast<size_t>(groups + 1) * rows * nx + static_cast<size_t>(rows) * ny) * sizeof(double);
+    const int threads = lanes * groups;
+    const double *Fx = factor(Kernel, 0), *Fy = factor(Kernel, 1);
+    auto launch = [&](auto rowsConstant) {
+      constexpr int kRows = decltype(rowsConstant)::value;
+      if (update == PlaneUpdate::V)
+        planeKernel<kRows, PlaneUpdate::V><<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args);
+      else if (update == PlaneUpdate::U)
+        planeKernel<kRows, PlaneUpdate::U><<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args);
+      else
+        planeKernel<kRows, PlaneUpdate::None><<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args);
+    };
+    if (rows == 4)
+      launch(std::integral_constant<int, 4>());
+    else if (rows == 2)
+      launch(std::integral_constant<int, 2>());
+    else
+      launch(std::integral_constant<int, 1>());
+    check(cudaGetLastError(), "grid Sinkhorn plane");
+  }
+  double* buf(Buffer b)
+  {
+    return b == Buffer::U ? u_[uSlot_]->ptr : b == Buffer::V ? v_[vSlot_]->ptr : buffers_[static_cast<int>(b)]->ptr;
+  }
   // The scaling method's product along one axis by cuBLAS (column-major:
   // a row-major n x n F is F^T to it; a volume's lines along x are the
   // columns of an nx x (ny nz) matrix, its y-z planes (nx x ny) or
@@ -467,10 +791,11 @@ private:
       "cublasDgemmStridedBatched");
     return true;
   }
-  static std::vector<double> download(const double* from, int64_t count)
+  // Into fresh host memory that all threads fill (HostCopy.h).
+  GridField download(const double* from, int64_t count)
   {
-    std::vector<double> out(static_cast<size_t>(count));
-    check(cudaMemcpy(out.data(), from, out.size() * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    GridField out(static_cast<size_t>(count));
+    cuda::copyToHost(out.data(), from, out.size() * sizeof(double), threads_);
     return out;
   }
   // The kErrorBlocks block sums, added on the host in a fixed order.
@@ -483,24 +808,53 @@ private:
       s += x;
     return s;
   }
-  static void upload(double* to, const std::vector<double>& from)
+
+  // Each axis's kernel, cost and position factors, expanded on the device
+  // from the diagonals (uploaded in one copy: per axis the 2 n - 1 kernel
+  // and cost values and the n positions); the log domain's kernel factored
+  // where that is exact and pays (factorLogKernel).
+  void expandFactors(const GridDiagonals& g)
   {
-    if (!from.empty())
-      check(cudaMemcpy(to, from.data(), from.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
-  }
-  void copy(double* to, const double* from)
-  {
-    check(cudaMemcpy(to, from, static_cast<size_t>(n_) * sizeof(double), cudaMemcpyDeviceToDevice), "cudaMemcpy");
+    std::vector<double> packed;
+    size_t at[3];
+    for (int axis = 0; axis < 3; ++axis)
+    {
+      at[axis] = packed.size();
+      for (const std::vector<double>* part : { &g.kernel[axis], &g.cost[axis], &g.position[axis] })
+        packed.insert(packed.end(), part->begin(), part->end());
+    }
+    diagonals_ = std::make_unique<Array>(packed.size());
+    check(cudaMemcpy(diagonals_->ptr, packed.data(), packed.size() * sizeof(double), cudaMemcpyHostToDevice),
+      "cudaMemcpy");
+    for (int axis = 0; axis < 3; ++axis)
+    {
+      const int64_t n = dims_[axis];
+      for (auto& kind : factors_)
+        kind[axis] = std::make_unique<Array>(static_cast<size_t>(n * n));
+      const double* kd = diagonals_->ptr + at[axis];
+      expandFactorsKernel<<<blocksFor(n * n), kThreads>>>(factors_[0][axis]->ptr, factors_[1][axis]->ptr,
+        factors_[2][axis]->ptr, kd, kd + (2 * n - 1), kd + 2 * (2 * n - 1), n, log_);
+      check(cudaGetLastError(), "grid Sinkhorn factors");
+      identity_[axis] = n == 1 && g.kernel[axis][0] == (log_ ? 0.0 : 1.0);
+      if (log_)
+        factorLogKernel(axis, g.kernel[axis], kd);
+    }
+    plane_ = planeFits();
+    if (factored_[0] || factored_[1] || factored_[2])
+    {
+      lineMax_ = std::make_unique<Array>(static_cast<size_t>(n_));
+      shifted_ = std::make_unique<Array>(static_cast<size_t>(n_));
+    }
   }
 
   // The log domain's kernel factor F of one axis (-C / reg), factored where
-  // that is exact (factorRows, FactoredLogSumExp.h):
+  // that is exact (toeplitzRowMaxima, FactoredLogSumExp.h):
   //   logsumexp_j (F_ij + in_j) = m_i + c + log sum_j E_ij exp(in_j - c),
   // m_i the row's maximum, E = exp(F - m) (made here, once), c the line's
   // maximum of `in`. The sum is then a matrix product (cuBLAS, as the
   // scaling method's) and an exp per voxel instead of one per term.
   static constexpr int64_t kFactorMinTerms = int64_t(1) << 24;
-  void factorLogKernel(int axis, const std::vector<double>& F)
+  void factorLogKernel(int axis, const std::vector<double>& diagonal, const double* deviceDiagonal)
   {
     const int64_t na = dims_[axis];
     if (na == 1 || na > INT_MAX || dims_[0] * dims_[1] > INT_MAX || dims_[1] * dims_[2] > INT_MAX)
@@ -511,45 +865,64 @@ private:
     const char* least = std::getenv("TOPOVOX_GRID_FACTOR_MIN_TERMS"); // for the tests: 0 factors every axis
     if (n_ * na < (least && *least ? std::atoll(least) : kFactorMinTerms))
       return;
-    std::vector<double> rowMax, E;
-    if (!factorRows(F, na, E, rowMax))
+    std::vector<double> rowMax;
+    if (!toeplitzRowMaxima(diagonal, na, rowMax))
       return;
-    rowMax_[axis] = std::make_unique<DeviceArray<double>>(rowMax.size());
-    upload(rowMax_[axis]->ptr, rowMax);
-    exps_[axis] = std::make_unique<DeviceArray<double>>(E.size());
-    upload(exps_[axis]->ptr, E);
+    rowMax_[axis] = std::make_unique<Array>(rowMax.size());
+    check(cudaMemcpy(rowMax_[axis]->ptr, rowMax.data(), rowMax.size() * sizeof(double), cudaMemcpyHostToDevice),
+      "cudaMemcpy");
+    exps_[axis] = std::make_unique<Array>(static_cast<size_t>(na * na));
+    factoredExpKernel<<<blocksFor(na * na), kThreads>>>(exps_[axis]->ptr, deviceDiagonal, rowMax_[axis]->ptr, na);
+    check(cudaGetLastError(), "grid Sinkhorn factors");
     factored_[axis] = true;
   }
   void applyFactored(const double* in, double* out, int axis)
   {
     const int64_t na = dims_[axis], stride = axis == 0 ? 1 : axis == 1 ? dims_[0] : dims_[0] * dims_[1];
     const int64_t lines = n_ / na;
-    lineMaxKernel<<<blocksFor(lines), kThreads>>>(in, lineMax_->ptr, lines, stride, na);
-    shiftedExpKernel<<<blocksFor(n_), kThreads>>>(in, lineMax_->ptr, shifted_->ptr, n_, stride, na);
+    lineMaxKernel<<<blocksFor(lines), kThreads, 0, stream_>>>(in, lineMax_->ptr, lines, stride, na);
+    shiftedExpKernel<<<blocksFor(n_), kThreads, 0, stream_>>>(in, lineMax_->ptr, shifted_->ptr, n_, stride, na);
     if (!multiply(shifted_->ptr, out, exps_[axis]->ptr, axis))
       throw std::runtime_error("grid Sinkhorn: an axis too long for cuBLAS was factored"); // excluded above
-    finishFactoredKernel<<<blocksFor(n_), kThreads>>>(out, in, lineMax_->ptr, rowMax_[axis]->ptr,
+    finishFactoredKernel<<<blocksFor(n_), kThreads, 0, stream_>>>(out, in, lineMax_->ptr, rowMax_[axis]->ptr,
       factor(Kernel, axis), n_, stride, na);
   }
 
   int64_t n_;
   int64_t dims_[3];
   bool log_;
+  int threads_; // CPU threads for the copies
   bool identity_[3] = { false, false, false }, factored_[3] = { false, false, false };
-  std::unique_ptr<DeviceArray<double>> rowMax_[3], exps_[3], lineMax_, shifted_;
-  DeviceArray<double> a_, b_, logA_, logB_, prevU_, prevV_, work_, work2_, sums_;
-  DeviceArray<int> failedAt_;
-  cublasHandle_t blas_ = blasHandle();
-  std::unique_ptr<DeviceArray<double>> displacement_; // x, y, z per voxel, made at the end
-  std::unique_ptr<DeviceArray<double>> buffers_[5];
-  std::unique_ptr<DeviceArray<double>> factors_[3][3]; // kernel, cost, position; per axis
+  bool plane_ = false; // applyPlane for the kernel
+  struct Graph
+  {
+    int count, parity;
+    cudaGraphExec_t exec;
+  };
+  bool graphs_ = [] {
+    const char* off = std::getenv("TOPOVOX_GRID_GRAPHS"); // 0: a launch at a time (tests, benchmarks)
+    return !(off && std::string(off) == "0");
+  }();
+  std::vector<Graph> graphs_list_;
+  std::unique_ptr<Array> rowMax_[3], exps_[3], lineMax_, shifted_, diagonals_;
+  Array a_, b_, logA_, logB_, work_, work2_, sums_;
+  cuda::PooledArray<int> failedAt_; // the iteration whose update went bad (or -1), the iteration under way
+  ThreadContext& context_ = threadContext();
+  cublasHandle_t blas_ = context_.blas; // on stream_
+  cudaStream_t stream_ = context_.stream;
+  std::unique_ptr<Array> displacement_; // x, y, z per voxel, made at the end
+  std::unique_ptr<Array> buffers_[5];   // KTU, KV, Scratch by their Buffer index (U, V: below)
+  std::unique_ptr<Array> u_[2], v_[2];  // two copies each (GridSinkhornSolver.h)
+  int uSlot_ = 0, vSlot_ = 0;
+  std::unique_ptr<Array> factors_[3][3]; // kernel, cost, position; per axis
 };
 } // namespace
 
 GridSinkhornResult sinkhornGridGPU(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
-  const double spacing[3], const SinkhornOptions& options, const GridFactors& factors)
+  const double spacing[3], const SinkhornOptions& options, const GridDiagonals& diagonals)
 {
-  DeviceBackend be(a, b, dims, factors, options.method == SinkhornMethod::SinkhornLog);
+  DeviceBackend be(a, b, dims, diagonals, options.method == SinkhornMethod::SinkhornLog,
+    options.threads > 0 ? options.threads : defaultThreadCount());
   return solveGrid(be, a, b, spacing, options);
 }
 }

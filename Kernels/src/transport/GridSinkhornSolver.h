@@ -6,25 +6,38 @@
 //
 // Backend interface:
 //   void apply(FactorSet set, Buffer in, Buffer out)  out = (F_x F_y F_z) in
-//   void updateV()              v = b / ktu, or log b - ktu (log domain)
-//   bool updateU(int iteration) u = 1 / ((1 / a) kv), or log a - kv; returns
-//                               whether a number went bad (scaling only), or
-//                               false and leaves it to failedIteration()
+//   void stepV()                ktu = K u; v = b / ktu, or log b - ktu (log
+//                               domain)
+//   bool stepU(int iteration)   kv = K v; u = 1 / ((1 / a) kv), or log a - kv;
+//                               returns whether a number went bad (scaling
+//                               only), or false and leaves it to
+//                               failedIteration()
 //   int failedIteration()       the first iteration whose update went bad, or
-//                               -1 (a backend that defers the check freezes u,
-//                               v and the saved copies from then on)
-//   void save(); void restore() u, v before the step, for numerical errors
+//                               -1 (a backend that defers the check freezes u
+//                               and v from then on)
+//   void restore(int iteration) u, v as they were before that iteration
+//   bool iterate(int first, int count)
+//                               iterations first .. first + count - 1 (none
+//                               checked, none the last) at once, as the steps
+//                               above would run them; false: not done (the
+//                               solver steps)
+// The updates write into the spare of two copies of u (of v) and make it
+// the current one: the copy before the iteration is kept, without a copy
+// per iteration, for restore() (POT keeps the scalings before the step that
+// produced a numerical error): iteration ii reads copy ii % 2.
 //   double marginalError()      || v (K^T u) - b ||_2 from ktu = K u
 // and for the results (GridResultVoxel.h's per-voxel formulas):
-//   void potentials(double reg, std::vector<double>& source, std::vector<double>& target)
+//   void potentials(double reg, GridField& source, GridField& target)
 //   double costAlong(Buffer term)       sum over voxels of costTermOf(u, term)
 //   void displaceAlong(int axis, Buffer moved, Buffer rowSum, const double spacing[3])
 //                               one axis of every voxel's displacement
-//   std::vector<double> displacement()  x, y, z per voxel
+//   GridField displacement()            x, y, z per voxel
 #pragma once
 
 #include "topovox/GridSinkhorn.h"
+#include "topovox/Device.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -63,6 +76,18 @@ inline int factorKind(int set, int axis)
   return set == CostX + axis ? 1 : set == PositionX + axis ? 2 : 0;
 }
 
+// What the factors are made of: each axis's kernel and cost factors depend
+// on i - j alone (Toeplitz), so 2 n - 1 values each, by offset
+// t = i - j + n - 1, hold them; the position factor is the kernel's times
+// the position x_j (in the log domain: plus log x_j), n values. The GPU
+// expands them on the device; the CPU into GridFactors' matrices.
+struct GridDiagonals
+{
+  std::vector<double> kernel[3], cost[3], position[3];
+};
+
+GridDiagonals gridDiagonals(const int64_t dims[3], const double spacing[3], double reg, bool logDomain);
+
 struct GridFactors
 {
   std::vector<double> kernel[3], cost[3], position[3];
@@ -73,7 +98,15 @@ struct GridFactors
   }
 };
 
-GridFactors gridFactors(const int64_t dims[3], const double spacing[3], double reg, bool logDomain);
+// The n x n matrices of the diagonals: F[i][j] = diagonal[i - j + n - 1];
+// position: kernel[i][j] * x_j (log domain: + log x_j).
+GridFactors gridFactors(const GridDiagonals& diagonals, bool logDomain);
+
+// The gradient of the transport value from a potential: the potential
+// minus its mean over the voxels of positive mass (where it is finite), 0
+// elsewhere. The mean is summed in fixed chunks, added in order, so the
+// result does not depend on `threads`.
+GridField centredOverMass(const GridField& potential, const std::vector<double>& mass, int threads);
 
 template <typename Backend>
 GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const std::vector<double>& b,
@@ -84,12 +117,20 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
   bool converged = false;
   for (int ii = 0; ii < o.numItermax; ++ii)
   {
-    if (!logDomain)
-      be.save();
-    be.apply(Kernel, Buffer::U, Buffer::KTU); // K is symmetric: K^T u
-    be.updateV();
-    be.apply(Kernel, Buffer::V, Buffer::KV);
-    int failed = be.updateU(ii) ? ii : -1;
+    if (ii % 10 != 0)
+    {
+      // Up to the next check, or up to the last iteration (which is
+      // checked): nothing to decide on the host in between.
+      const int count = std::min(10 - ii % 10, o.numItermax - 1 - ii);
+      if (count > 1 && be.iterate(ii, count))
+      {
+        ii += count - 1;
+        r.iterations = ii + 1;
+        continue;
+      }
+    }
+    be.stepV(); // K is symmetric: K^T u = K u
+    int failed = be.stepU(ii) ? ii : -1;
     r.iterations = ii + 1;
     const bool check = ii % 10 == 0;
     if (failed < 0 && !logDomain && (check || ii + 1 == o.numItermax))
@@ -98,7 +139,7 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
     {
       r.iterations = failed + 1;
       r.warnings = "numerical errors at iteration " + std::to_string(failed);
-      be.restore();
+      be.restore(failed);
       converged = true;
       break;
     }
@@ -131,26 +172,9 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
     return r;
   }
   be.potentials(o.reg, r.sourcePotential, r.targetPotential);
-  const size_t n = r.sourcePotential.size();
-  // The gradients: the potentials centred over the voxels of positive mass.
-  auto centred = [n](const std::vector<double>& potential, const std::vector<double>& mass) {
-    double sum = 0;
-    size_t count = 0;
-    for (size_t k = 0; k < n; ++k)
-      if (mass[k] > 0 && std::isfinite(potential[k]))
-      {
-        sum += potential[k];
-        ++count;
-      }
-    const double mean = count ? sum / static_cast<double>(count) : 0.0;
-    std::vector<double> out(n, 0.0);
-    for (size_t k = 0; k < n; ++k)
-      if (mass[k] > 0 && std::isfinite(potential[k]))
-        out[k] = potential[k] - mean;
-    return out;
-  };
-  r.sourceGradient = centred(r.sourcePotential, a);
-  r.targetGradient = centred(r.targetPotential, b);
+  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  r.sourceGradient = centredOverMass(r.sourcePotential, a, threads);
+  r.targetGradient = centredOverMass(r.targetPotential, b, threads);
   be.apply(Kernel, Buffer::V, Buffer::KV); // each voxel's row sum of the plan (over u)
   for (int axis = 0; axis < 3; ++axis)
   {
@@ -167,7 +191,7 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
 // The GPU backend's run (GridSinkhornCUDA.cu). Throws std::runtime_error on
 // a CUDA failure (the caller runs the CPU path).
 GridSinkhornResult sinkhornGridGPU(const std::vector<double>& a, const std::vector<double>& b, const int64_t dims[3],
-  const double spacing[3], const SinkhornOptions& options, const GridFactors& factors);
+  const double spacing[3], const SinkhornOptions& options, const GridDiagonals& diagonals);
 #endif
 }
 }

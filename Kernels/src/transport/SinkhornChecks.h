@@ -17,18 +17,35 @@ namespace topovox
 {
 namespace transport
 {
+// Whether every value passes `ok`, on up to `threads` threads (at most
+// eight, and one per 64 K values: memory's bandwidth is the bound).
+template <typename Ok>
+bool allValues(const std::vector<double>& v, int threads, Ok ok)
+{
+  std::atomic<bool> all(true);
+  const int64_t n = static_cast<int64_t>(v.size());
+  const int workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({ threads, 8, n / 65536 })));
+  parallelFor(n, workers, [&](int, int64_t k0, int64_t k1) {
+    bool good = true;
+    for (int64_t k = k0; k < k1; ++k)
+      good &= ok(v[static_cast<size_t>(k)]);
+    if (!good)
+      all = false;
+  });
+  return all;
+}
+
 // reg, numItermax, and the two marginals (`what`: "histograms", "densities").
 inline void checkSinkhornArguments(
-  const SinkhornOptions& o, const std::vector<double>& a, const std::vector<double>& b, const char* what)
+  const SinkhornOptions& o, const std::vector<double>& a, const std::vector<double>& b, const char* what, int threads)
 {
   if (!(o.reg > 0) || !std::isfinite(o.reg))
     throw std::invalid_argument("reg must be positive and finite");
   if (o.numItermax < 1)
     throw std::invalid_argument("numItermax must be at least 1");
   for (const auto* v : { &a, &b })
-    for (double x : *v)
-      if (!(x >= 0) || !std::isfinite(x))
-        throw std::invalid_argument(std::string(what) + " must be nonnegative and finite");
+    if (!allValues(*v, threads, [](double x) { return x >= 0 && std::isfinite(x); }))
+      throw std::invalid_argument(std::string(what) + " must be nonnegative and finite");
 }
 
 // What both paths throw for a cost matrix with a value that is not finite.
@@ -43,17 +60,7 @@ inline void checkSinkhornArguments(
 // started for the call), the memory's bandwidth the bound.
 inline void checkCostMatrix(const std::vector<double>& M, int threads)
 {
-  std::atomic<bool> finite(true);
-  const int64_t n = static_cast<int64_t>(M.size());
-  const int workers = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({ threads, 4, n / 65536 })));
-  parallelFor(n, workers, [&](int, int64_t k0, int64_t k1) {
-    bool ok = true;
-    for (int64_t k = k0; k < k1; ++k)
-      ok &= std::isfinite(M[static_cast<size_t>(k)]);
-    if (!ok)
-      finite = false;
-  });
-  if (!finite)
+  if (!allValues(M, std::min(threads, 4), [](double x) { return std::isfinite(x); }))
     throwCostNotFinite();
 }
 }
