@@ -634,12 +634,14 @@ public:
           stepU(ii);
         }
       }
-      catch (const std::runtime_error&)
+      catch (const std::runtime_error& e)
       {
         cudaStreamEndCapture(stream_, &captured);
         if (captured)
           cudaGraphDestroy(captured);
         cudaGetLastError();
+        if (graphsRequired_)
+          throw std::runtime_error(std::string("grid Sinkhorn: capturing the iterations failed: ") + e.what());
         uSlot_ = vSlot_ = parity;
         graphs_ = false;
         return false;
@@ -652,6 +654,9 @@ public:
       if (made != cudaSuccess)
       {
         cudaGetLastError();
+        if (graphsRequired_)
+          throw std::runtime_error(std::string("grid Sinkhorn: capturing the iterations failed: ") +
+            cudaGetErrorString(made));
         uSlot_ = vSlot_ = parity;
         graphs_ = false;
         return false;
@@ -899,10 +904,11 @@ private:
     int count, parity;
     cudaGraphExec_t exec;
   };
-  bool graphs_ = [] {
-    const char* off = std::getenv("TOPOVOX_GRID_GRAPHS"); // 0: a launch at a time (tests, benchmarks)
-    return !(off && std::string(off) == "0");
-  }();
+  // TOPOVOX_GRID_GRAPHS: 0 a launch at a time (tests, benchmarks);
+  // "require" a failed capture is an error (the tests: that graphs run).
+  const char* graphsSetting_ = std::getenv("TOPOVOX_GRID_GRAPHS");
+  bool graphs_ = !(graphsSetting_ && std::string(graphsSetting_) == "0");
+  bool graphsRequired_ = graphsSetting_ && std::string(graphsSetting_) == "require";
   std::vector<Graph> graphs_list_;
   std::unique_ptr<Array> rowMax_[3], exps_[3], lineMax_, shifted_, diagonals_;
   Array a_, b_, logA_, logB_, work_, work2_, sums_;
