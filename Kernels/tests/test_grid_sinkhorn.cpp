@@ -258,11 +258,11 @@ int main(int argc, char** argv)
         std::to_string(s[2]) + " log, reg " + std::to_string(o.reg) + (s[0] == 6 ? ", first line empty" : ""));
     }
     unsetenv("TOPOVOX_GRID_FACTOR_MIN_TERMS");
-    // The scaling method's one-launch kernel on small 2D grids
-    // (GridSinkhornCUDA.cu's applyPlane; the 2D shapes above use it): one,
-    // two and four rows a block, widths that leave partial warps, empty
-    // source voxels; and the same grids through cuBLAS's products with it
-    // turned off.
+    // The one-launch kernel on small 2D grids (GridSinkhornCUDA.cu's
+    // applyPlane; the 2D shapes above use it), both methods: one, two and
+    // four rows a block, widths that leave partial warps, empty source
+    // voxels (-inf in the log domain); and the same grids through cuBLAS's
+    // products and the direct log-sum-exps with it turned off.
     std::vector<std::vector<int64_t>> planes = { { 37, 130, 1 }, { 100, 300, 1 }, { 60, 600, 1 } };
     if (!std::getenv("TOPOVOX_TEST_SMALL"))
       planes.push_back({ 256, 256, 1 });
@@ -287,11 +287,18 @@ int main(int argc, char** argv)
           a[k] /= sa;
           b[k] /= sb;
         }
-        SinkhornOptions o;
-        o.reg = 40.0;
-        o.numItermax = 60;
-        compareDevices(a, b, dims, spacing, o, std::to_string(s[0]) + "x" + std::to_string(s[1]) + " scaling" +
-            (plane[0] == '1' ? ", one launch" : ", cuBLAS"));
+        for (SinkhornMethod method : { SinkhornMethod::Sinkhorn, SinkhornMethod::SinkhornLog })
+        {
+          SinkhornOptions o;
+          // reg 160 in the log domain: every row of -C / reg spans at most
+          // 600 there, so it is factored (the plane's condition)
+          o.reg = method == SinkhornMethod::Sinkhorn ? 40.0 : 160.0;
+          o.numItermax = 60;
+          o.method = method;
+          compareDevices(a, b, dims, spacing, o, std::to_string(s[0]) + "x" + std::to_string(s[1]) +
+              (method == SinkhornMethod::Sinkhorn ? " scaling" : " log") +
+              (plane[0] == '1' ? ", one launch" : ", without it"));
+        }
       }
     }
     unsetenv("TOPOVOX_GRID_PLANE");

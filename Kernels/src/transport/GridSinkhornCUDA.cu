@@ -31,6 +31,7 @@
 
 #include "CublasLibrary.h"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdlib>
@@ -91,6 +92,35 @@ __global__ void applyAxis(const double* __restrict__ in, double* __restrict__ ou
   }
 }
 
+// The log domain plane's input (PlaneLogArgs): c = the maximum of each
+// x-column of `in` along y (NaN left out, as the direct maximum leaves it),
+// and e = exp(in - c), 0 in a column whose maximum is not finite. A block
+// 32 columns wide, its 8 rows of threads taking every 8th y.
+__global__ void columnShiftKernel(const double* __restrict__ in, double* __restrict__ columnMax,
+  double* __restrict__ e, int nx, int ny)
+{
+  __shared__ double tops[8][32];
+  const int x = blockIdx.x * 32 + threadIdx.x;
+  double m = -INFINITY;
+  if (x < nx)
+    for (int y = threadIdx.y; y < ny; y += 8)
+      m = fmax(m, in[x + static_cast<int64_t>(y) * nx]);
+  tops[threadIdx.y][threadIdx.x] = m;
+  __syncthreads();
+  m = tops[0][threadIdx.x];
+  for (int g = 1; g < 8; ++g)
+    m = fmax(m, tops[g][threadIdx.x]);
+  if (x >= nx)
+    return;
+  if (threadIdx.y == 0)
+    columnMax[x] = m;
+  for (int y = threadIdx.y; y < ny; y += 8)
+  {
+    const int64_t k = x + static_cast<int64_t>(y) * nx;
+    e[k] = isfinite(m) ? exp(__dsub_rn(in[k], m)) : 0.0;
+  }
+}
+
 // The scaling method's kernel on a small 2D grid in one launch (see
 // DeviceBackend::applyPlane): out = F_x in F_y^T, the block of rows
 // y0 .. y0 + kRows - 1 of out from all of `in` (in L2) in two steps with no
@@ -142,19 +172,32 @@ enum class PlaneUpdate
   V,
   U
 };
+// The log domain's plane (kLog): its input is exp(x - c), c the maximum of
+// each x-column of x along y (columnShiftKernel), and the factors are the
+// kernel's E = exp(F - m) (FactoredLogSumExp.h), so that both axes are the
+// scaling method's sums: T = m_y + c + log(E_y rows . input) between the
+// two, and out = m_x + c2 + log(E_x . exp(T - c2)) at the end, c2 each
+// output row's maximum of T (found in the block, which holds the row).
+struct PlaneLogArgs
+{
+  const double* columnMax = nullptr; // c, nx values
+  const double* rowMaxX = nullptr;   // m_x
+  const double* rowMaxY = nullptr;   // m_y
+};
+
 struct PlaneUpdateArgs
 {
   double* scaling = nullptr;           // v or u: written
-  const double* marginal = nullptr;    // b or a
+  const double* marginal = nullptr;    // b or a (log domain: log b or log a)
   const double* ktu = nullptr;         // U: K^T u, for the checks
   const double* v = nullptr;           // U: the new v, for the checks
   int* failedAt = nullptr;
   int* iteration = nullptr;
 };
 
-template <int kRows, PlaneUpdate kUpdate>
+template <int kRows, PlaneUpdate kUpdate, bool kLog>
 __global__ void planeKernel(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ Fx,
-  const double* __restrict__ Fy, int nx, int ny, int lanes, PlaneUpdateArgs update)
+  const double* __restrict__ Fy, int nx, int ny, int lanes, PlaneUpdateArgs update, PlaneLogArgs logArgs)
 {
   bool frozen = false;
   if (kUpdate != PlaneUpdate::None)
@@ -170,6 +213,7 @@ __global__ void planeKernel(const double* __restrict__ in, double* __restrict__ 
   double* partial = shared;
   double* S = partial + static_cast<size_t>(groups) * kRows * nx;
   double* fy = S + kRows * nx;
+  double* rowTop = fy + kRows * ny; // kLog: c2 per row, and the warps' maxima (kRows x 32)
   const int y0 = blockIdx.x * kRows;
   const int rows = min(kRows, ny - y0);
   for (int i = threadIdx.x; i < kRows * ny; i += blockDim.x)
@@ -201,6 +245,49 @@ __global__ void planeKernel(const double* __restrict__ in, double* __restrict__ 
     }
   }
   reduce(S);
+  if (kLog)
+  {
+    // T = m_y + c + log S, its row maxima c2, then exp(T - c2) in place.
+    double top[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      top[r] = -INFINITY;
+    for (int i = threadIdx.x; i < kRows * nx; i += blockDim.x)
+    {
+      const int r = i / nx, xp = i % nx;
+      const double t = r < rows ? __dadd_rn(__dadd_rn(logArgs.rowMaxY[y0 + r], logArgs.columnMax[xp]), log(S[i]))
+                                : -INFINITY;
+      S[i] = t;
+#pragma unroll
+      for (int q = 0; q < kRows; ++q)
+        if (q == r)
+          top[q] = fmax(top[q], t);
+    }
+    const int warp = threadIdx.x / 32, warpLane = threadIdx.x % 32;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+    {
+      for (int offset = 16; offset > 0; offset /= 2)
+        top[r] = fmax(top[r], __shfl_xor_sync(0xffffffffu, top[r], offset));
+      if (warpLane == 0)
+        rowTop[kRows + r * 32 + warp] = top[r];
+    }
+    __syncthreads();
+    if (threadIdx.x < kRows)
+    {
+      double m = -INFINITY;
+      for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w)
+        m = fmax(m, rowTop[kRows + threadIdx.x * 32 + w]);
+      rowTop[threadIdx.x] = m;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kRows * nx; i += blockDim.x)
+    {
+      const double c2 = rowTop[i / nx];
+      S[i] = isfinite(c2) ? exp(__dsub_rn(S[i], c2)) : 0.0;
+    }
+    __syncthreads();
+  }
   // out = F_x S
   {
     const int share = (nx + groups - 1) / groups, first = group * share, last = min(nx, first + share);
@@ -220,11 +307,20 @@ __global__ void planeKernel(const double* __restrict__ in, double* __restrict__ 
   for (int i = threadIdx.x; i < rows * nx; i += blockDim.x)
   {
     const int64_t k = static_cast<int64_t>(y0) * nx + i;
-    const double t = partial[i];
+    double t = partial[i];
+    if (kLog)
+    {
+      // as transport::factoredLse: -inf for a zero sum; a row whose maximum
+      // is not finite keeps it (-inf: every term -inf)
+      const double c2 = rowTop[i / nx];
+      t = !isfinite(c2) ? c2 : t > 0 ? __dadd_rn(__dadd_rn(logArgs.rowMaxX[i % nx], c2), log(t)) : t == 0 ? -INFINITY : t;
+    }
     out[k] = t;
-    if (kUpdate == PlaneUpdate::V && !frozen)
+    if (kLog && kUpdate != PlaneUpdate::None && !frozen)
+      update.scaling[k] = __dsub_rn(update.marginal[k], t); // log b - ktu, log a - kv
+    if (!kLog && kUpdate == PlaneUpdate::V && !frozen)
       update.scaling[k] = __ddiv_rn(update.marginal[k], t);
-    if (kUpdate == PlaneUpdate::U && !frozen)
+    if (!kLog && kUpdate == PlaneUpdate::U && !frozen)
     {
       const double u = __ddiv_rn(1.0, __dmul_rn(__ddiv_rn(1.0, update.marginal[k]), t));
       update.scaling[k] = u;
@@ -568,7 +664,7 @@ public:
     vSlot_ ^= 1;
     PlaneUpdateArgs args;
     args.scaling = buf(Buffer::V);
-    args.marginal = b_.ptr;
+    args.marginal = log_ ? logB_.ptr : b_.ptr;
     args.failedAt = failedAt_.ptr;
     args.iteration = failedAt_.ptr + 1;
     applyPlane(u, buf(Buffer::KTU), PlaneUpdate::V, args);
@@ -583,7 +679,7 @@ public:
     uSlot_ ^= 1;
     PlaneUpdateArgs args;
     args.scaling = buf(Buffer::U);
-    args.marginal = a_.ptr;
+    args.marginal = log_ ? logA_.ptr : a_.ptr;
     args.ktu = buf(Buffer::KTU);
     args.v = buf(Buffer::V);
     args.failedAt = failedAt_.ptr;
@@ -719,20 +815,40 @@ public:
 
 private:
   using Array = cuda::PooledArray<double>;
-  // The scaling method's kernel on 2D grids of up to 2^16 voxels (128^2,
-  // 256^2), where cuBLAS's products are a few tiles each and the launches
-  // (three products and a copy) cost more than the sums: one planeKernel
-  // launch. Its sums are fmas in x and y order (the CPU's order, fused).
+  // The kernel on 2D grids of up to 2^16 voxels (128^2, 256^2), where
+  // cuBLAS's products are a few tiles each and the launches (three products
+  // and a copy; in the log domain, two direct axes of an exp a term) cost
+  // more than the sums: one planeKernel launch (log domain: after
+  // columnShiftKernel). Its sums are fmas in y and x order. The log domain
+  // needs both axes' factors factorable (FactoredLogSumExp.h) with equal
+  // row maxima (so E_x is symmetric, as the plane reads it by columns:
+  // true of -C / reg, whose rows all peak at 0 on the diagonal).
   static constexpr int64_t kPlaneMaxVoxels = int64_t(1) << 16;
-  bool planeFits() const
+  bool planeFits(const GridDiagonals& g)
   {
     const char* off = std::getenv("TOPOVOX_GRID_PLANE"); // 0: the products as on larger grids (tests, benchmarks)
     if (off && std::string(off) == "0")
       return false;
     // nx and ny up to 512: the shared memory stays within the 48 KB a
     // launch gets without asking (applyPlane).
-    return !log_ && dims_[2] == 1 && dims_[1] > 1 && dims_[0] > 1 && dims_[0] <= 512 && dims_[1] <= 512 &&
-      dims_[0] * dims_[1] <= kPlaneMaxVoxels;
+    if (!(dims_[2] == 1 && dims_[1] > 1 && dims_[0] > 1 && dims_[0] <= 512 && dims_[1] <= 512 &&
+          dims_[0] * dims_[1] <= kPlaneMaxVoxels))
+      return false;
+    if (!log_)
+      return true;
+    for (int axis = 0; axis < 2; ++axis)
+    {
+      std::vector<double> rowMax;
+      if (!toeplitzRowMaxima(g.kernel[axis], dims_[axis], rowMax) ||
+        std::any_of(rowMax.begin(), rowMax.end(), [&](double m) { return m != rowMax[0]; }))
+        return false;
+      if (!exps_[axis])
+        makeFactoredExp(axis, rowMax, diagonals_->ptr + diagonalAt_[axis]);
+    }
+    columnMax_ = std::make_unique<Array>(static_cast<size_t>(dims_[0]));
+    if (!shifted_)
+      shifted_ = std::make_unique<Array>(static_cast<size_t>(n_));
+    return true;
   }
   void applyPlane(const double* in, double* out, PlaneUpdate update = PlaneUpdate::None,
     const PlaneUpdateArgs& args = PlaneUpdateArgs())
@@ -745,24 +861,49 @@ private:
     // over `in` (read once a block) where ny is large.
     const int rows = ny >= 512 ? 4 : ny >= 256 ? 2 : 1;
     const unsigned blocks = static_cast<unsigned>((ny + rows - 1) / rows);
-    const size_t shared = (static_cast<size_t>(groups + 1) * rows * nx + static_cast<size_t>(rows) * ny) * sizeof(double);
+    // (+ the log domain's row maxima and the warps': rows x 33)
+    const size_t shared =
+      (static_cast<size_t>(groups + 1) * rows * nx + static_cast<size_t>(rows) * ny + rows * 33) * sizeof(double);
     const int threads = lanes * groups;
     const double *Fx = factor(Kernel, 0), *Fy = factor(Kernel, 1);
-    auto launch = [&](auto rowsConstant) {
+    PlaneLogArgs logArgs;
+    if (log_)
+    {
+      // The input shifted by its columns' maxima; E for the factors.
+      columnShiftKernel<<<(nx + 31) / 32, dim3(32, 8), 0, stream_>>>(in, columnMax_->ptr, shifted_->ptr, nx, ny);
+      check(cudaGetLastError(), "grid Sinkhorn plane");
+      in = shifted_->ptr;
+      Fx = exps_[0]->ptr;
+      Fy = exps_[1]->ptr;
+      logArgs.columnMax = columnMax_->ptr;
+      logArgs.rowMaxX = rowMax_[0]->ptr;
+      logArgs.rowMaxY = rowMax_[1]->ptr;
+    }
+    auto launch = [&](auto rowsConstant, auto logConstant) {
       constexpr int kRows = decltype(rowsConstant)::value;
+      constexpr bool kLog = decltype(logConstant)::value;
       if (update == PlaneUpdate::V)
-        planeKernel<kRows, PlaneUpdate::V><<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args);
+        planeKernel<kRows, PlaneUpdate::V, kLog>
+          <<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args, logArgs);
       else if (update == PlaneUpdate::U)
-        planeKernel<kRows, PlaneUpdate::U><<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args);
+        planeKernel<kRows, PlaneUpdate::U, kLog>
+          <<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args, logArgs);
       else
-        planeKernel<kRows, PlaneUpdate::None><<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args);
+        planeKernel<kRows, PlaneUpdate::None, kLog>
+          <<<blocks, threads, shared, stream_>>>(in, out, Fx, Fy, nx, ny, lanes, args, logArgs);
     };
-    if (rows == 4)
-      launch(std::integral_constant<int, 4>());
-    else if (rows == 2)
-      launch(std::integral_constant<int, 2>());
+    auto launchRows = [&](auto logConstant) {
+      if (rows == 4)
+        launch(std::integral_constant<int, 4>(), logConstant);
+      else if (rows == 2)
+        launch(std::integral_constant<int, 2>(), logConstant);
+      else
+        launch(std::integral_constant<int, 1>(), logConstant);
+    };
+    if (log_)
+      launchRows(std::true_type());
     else
-      launch(std::integral_constant<int, 1>());
+      launchRows(std::false_type());
     check(cudaGetLastError(), "grid Sinkhorn plane");
   }
   double* buf(Buffer b)
@@ -824,7 +965,7 @@ private:
     size_t at[3];
     for (int axis = 0; axis < 3; ++axis)
     {
-      at[axis] = packed.size();
+      at[axis] = diagonalAt_[axis] = packed.size();
       for (const std::vector<double>* part : { &g.kernel[axis], &g.cost[axis], &g.position[axis] })
         packed.insert(packed.end(), part->begin(), part->end());
     }
@@ -844,11 +985,12 @@ private:
       if (log_)
         factorLogKernel(axis, g.kernel[axis], kd);
     }
-    plane_ = planeFits();
+    plane_ = planeFits(g);
     if (factored_[0] || factored_[1] || factored_[2])
     {
       lineMax_ = std::make_unique<Array>(static_cast<size_t>(n_));
-      shifted_ = std::make_unique<Array>(static_cast<size_t>(n_));
+      if (!shifted_)
+        shifted_ = std::make_unique<Array>(static_cast<size_t>(n_));
     }
   }
 
@@ -873,13 +1015,19 @@ private:
     std::vector<double> rowMax;
     if (!toeplitzRowMaxima(diagonal, na, rowMax))
       return;
+    makeFactoredExp(axis, rowMax, deviceDiagonal);
+    factored_[axis] = true;
+  }
+  // The row maxima and E of an axis's log-domain kernel factor.
+  void makeFactoredExp(int axis, const std::vector<double>& rowMax, const double* deviceDiagonal)
+  {
+    const int64_t na = dims_[axis];
     rowMax_[axis] = std::make_unique<Array>(rowMax.size());
     check(cudaMemcpy(rowMax_[axis]->ptr, rowMax.data(), rowMax.size() * sizeof(double), cudaMemcpyHostToDevice),
       "cudaMemcpy");
     exps_[axis] = std::make_unique<Array>(static_cast<size_t>(na * na));
     factoredExpKernel<<<blocksFor(na * na), kThreads>>>(exps_[axis]->ptr, deviceDiagonal, rowMax_[axis]->ptr, na);
     check(cudaGetLastError(), "grid Sinkhorn factors");
-    factored_[axis] = true;
   }
   void applyFactored(const double* in, double* out, int axis)
   {
@@ -910,7 +1058,8 @@ private:
   bool graphs_ = !(graphsSetting_ && std::string(graphsSetting_) == "0");
   bool graphsRequired_ = graphsSetting_ && std::string(graphsSetting_) == "require";
   std::vector<Graph> graphs_list_;
-  std::unique_ptr<Array> rowMax_[3], exps_[3], lineMax_, shifted_, diagonals_;
+  std::unique_ptr<Array> rowMax_[3], exps_[3], lineMax_, shifted_, diagonals_, columnMax_;
+  size_t diagonalAt_[3] = { 0, 0, 0 }; // each axis's diagonals in diagonals_
   Array a_, b_, logA_, logB_, work_, work2_, sums_;
   cuda::PooledArray<int> failedAt_; // the iteration whose update went bad (or -1), the iteration under way
   ThreadContext& context_ = threadContext();
