@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -182,6 +183,11 @@ private:
   void applyScalingAxis(const std::vector<double>& F, std::vector<double>& out, int a, int b, int c, int64_t lines,
     const int64_t stride[3]) const
   {
+    if (a > 0)
+    {
+      applyScalingStrided(F, out, a, stride[a]);
+      return;
+    }
     constexpr int kLines = 8;
     const int64_t n = n_[a], groups = (lines + kLines - 1) / kLines;
     parallelFor(groups, threadsFor(lines * n * n), [&](int, int64_t g0, int64_t g1) {
@@ -210,6 +216,46 @@ private:
           }
           for (int q = 0; q < count; ++q)
             out[static_cast<size_t>(first[q] + i * stride[a])] = r[q];
+        }
+      }
+    });
+  }
+
+  // The scaling method along y or z, whose lines lie `step` (nx, nx ny)
+  // apart: the voxels with the same index along the axis form contiguous
+  // runs of `step` values, so output run i is sum_j F_ij (input run j), each
+  // output element still summed over j in order (the same roundings as
+  // applyScalingAxis's lines), with contiguous loads instead of gathering
+  // lines: tiles of kTile values of a run, a thread each, over a copy of
+  // the input. On this repository's 2 cores, 100 iterations of 64^3 at
+  // reg 50: 2.43 -> 1.5 to 1.9 s (scaling), 4.56 -> 2.8 to 3.2 s (log
+  // domain, whose factored axes come here too); results bit for bit the
+  // same.
+  void applyScalingStrided(const std::vector<double>& F, std::vector<double>& out, int a, int64_t step) const
+  {
+    constexpr int64_t kTile = 256;
+    const int64_t n = n_[a], blocks = static_cast<int64_t>(out.size()) / (step * n);
+    const int64_t tilesPerRun = (step + kTile - 1) / kTile, tiles = blocks * tilesPerRun;
+    const std::vector<double> in = out;
+    parallelFor(tiles, threadsFor(static_cast<int64_t>(out.size()) * n), [&](int, int64_t t0, int64_t t1) {
+      double acc[kTile];
+      for (int64_t t = t0; t < t1; ++t)
+      {
+        const int64_t block = t / tilesPerRun, c0 = (t % tilesPerRun) * kTile, width = std::min(kTile, step - c0);
+        const double* source = in.data() + block * step * n + c0;
+        double* target = out.data() + block * step * n + c0;
+        for (int64_t i = 0; i < n; ++i)
+        {
+          const double* row = F.data() + i * n;
+          std::fill(acc, acc + width, 0.0);
+          for (int64_t j = 0; j < n; ++j)
+          {
+            const double f = row[j];
+            const double* x = source + j * step;
+            for (int64_t k = 0; k < width; ++k)
+              acc[k] += f * x[k];
+          }
+          std::copy(acc, acc + width, target + i * step);
         }
       }
     });
@@ -276,8 +322,10 @@ public:
     apply(transport::FactorSet::Kernel, transport::Buffer::U, transport::Buffer::KTU);
     vSlot_ ^= 1; // the spare copy becomes v; the one before stays for restore()
     std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
-    for (size_t k = 0; k < v.size(); ++k)
-      v[k] = log_ ? logB_[k] - ktu[k] : b_[k] / ktu[k];
+    parallelFor(static_cast<int64_t>(v.size()), elementThreads(), [&](int, int64_t k0, int64_t k1) {
+      for (size_t k = static_cast<size_t>(k0); k < static_cast<size_t>(k1); ++k)
+        v[k] = log_ ? logB_[k] - ktu[k] : b_[k] / ktu[k];
+    });
   }
   bool stepU(int)
   {
@@ -285,15 +333,23 @@ public:
     uSlot_ ^= 1;
     std::vector<double>&u = buf(transport::Buffer::U), &kv = buf(transport::Buffer::KV);
     const std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
-    bool bad = false;
-    for (size_t k = 0; k < u.size(); ++k)
-    {
-      u[k] = log_ ? logA_[k] - kv[k] : 1.0 / ((1.0 / a_[k]) * kv[k]);
-      if (!log_)
-        bad = bad || ktu[k] == 0 || !std::isfinite(u[k]) || !std::isfinite(v[k]);
-    }
+    std::atomic<bool> bad(false);
+    parallelFor(static_cast<int64_t>(u.size()), elementThreads(), [&](int, int64_t k0, int64_t k1) {
+      bool any = false;
+      for (size_t k = static_cast<size_t>(k0); k < static_cast<size_t>(k1); ++k)
+      {
+        u[k] = log_ ? logA_[k] - kv[k] : 1.0 / ((1.0 / a_[k]) * kv[k]);
+        if (!log_)
+          any = any || ktu[k] == 0 || !std::isfinite(u[k]) || !std::isfinite(v[k]);
+      }
+      if (any)
+        bad = true;
+    });
     return bad;
   }
+  // Threads for a pass over the voxels: one below 2^16 (a 256^2 grid), where
+  // waking the threads costs more than the pass.
+  int elementThreads() const { return a_.size() < (size_t(1) << 16) ? 1 : threads_; }
   int failedIteration() const { return -1; } // updateU says at once
   void restore(int iteration) { uSlot_ = vSlot_ = iteration % 2; }
   bool iterate(int, int) { return false; } // the steps cost more than their calls here
