@@ -15,6 +15,7 @@
 #include "topovox/Sinkhorn.h"
 
 #include "KernelCheck.h"
+#include "../src/transport/FactoredLogSumExp.h"
 
 #include <algorithm>
 #include <cmath>
@@ -303,6 +304,36 @@ int main(int argc, char** argv)
     }
     unsetenv("TOPOVOX_GRID_PLANE");
     return kernel_check::finish();
+  }
+  // The GPU's test of a Toeplitz factor for the factored log-sum-exp, from
+  // its diagonal (toeplitzRowMaxima), against factorRows on the matrix
+  // itself: the same answer and row maxima, on rows that qualify, rows that
+  // span too much, a value that is not finite, and random diagonals.
+  {
+    std::uniform_real_distribution<double> negative(-400.0, 0.0);
+    for (int c = 0; c < 8; ++c)
+    {
+      const int64_t n = c < 4 ? 37 : 5 + c * 3;
+      std::vector<double> diagonal(static_cast<size_t>(2 * n - 1));
+      for (int64_t t = 0; t < 2 * n - 1; ++t)
+      {
+        const double d = static_cast<double>(t - (n - 1));
+        diagonal[static_cast<size_t>(t)] = c == 0 ? d * d / -25.0 : c == 1 ? d * d / -1.0 : negative(rng);
+      }
+      if (c == 2)
+        diagonal[5] = -INFINITY;
+      std::vector<double> X(static_cast<size_t>(n * n)), E, rows, fromDiagonal;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          X[static_cast<size_t>(i * n + j)] = diagonal[static_cast<size_t>(i - j + n - 1)];
+      const bool full = transport::factorRows(X, n, E, rows);
+      const bool toeplitz = transport::toeplitzRowMaxima(diagonal, n, fromDiagonal);
+      expect(full == toeplitz && (!full || rows == fromDiagonal),
+        "toeplitzRowMaxima agrees with factorRows (case " + std::to_string(c) + ": " + (full ? "factored" : "not") +
+          ")");
+      if (c < 3)
+        expect(full == (c == 0), "case " + std::to_string(c) + " is factored only where its rows span at most 600");
+    }
   }
   // Progress: every 10th iteration, the share of numItermax done, rising;
   // false stops the solve with topovox::Aborted.
