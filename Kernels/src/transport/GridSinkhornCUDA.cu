@@ -1,8 +1,11 @@
 // GridSinkhornCUDA.cu - the GPU backend of the convolutional Sinkhorn
-// (GridSinkhornSolver.h): every vector on the device, the kernel applied
-// axis by axis, elementwise steps in place. Nothing crosses to the host
-// during the iterations but the marginal error every tenth one (a sum of
-// block sums) and, with it, whether an update went bad.
+// (GridSinkhornSolver.h): every vector on the device (from the pool), the
+// kernel applied axis by axis, elementwise updates into the spare copies of
+// u and v. Nothing crosses to the host during the iterations but the
+// marginal error every tenth one (a sum of block sums) and, with it,
+// whether an update went bad; the nine iterations in between are one CUDA
+// graph. Small 2D grids apply both axes in one launch with the update fused
+// (GridPlaneKernels.cuh).
 //
 // Applying an axis's n x n factor F is, for the scaling method, a batch of
 // matrix products, out[b][i][c] = sum_j F[i][j] in[b][j][c] over the lines
@@ -17,9 +20,9 @@
 // per output: two passes of exp per term, bound by the exponentials.
 //
 // A numerical error (POT: a zero in K^T u, or a non-finite scaling) is
-// flagged on the device with its iteration; from then on the updates and
-// saves are no-ops, so the state saved before that iteration is intact when
-// the host, at the next check, restores it. The result is POT's (stop at
+// flagged on the device with its iteration; from then on the updates are
+// no-ops, so the copies of u and v from before that iteration are intact
+// when the host, at the next check, restores them. The result is POT's (stop at
 // the failing iteration, keep the scalings before it) without a host round
 // trip per iteration.
 #include "GridResultVoxel.h"
