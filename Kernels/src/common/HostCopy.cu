@@ -106,9 +106,8 @@ void copyToHost(void* host, const void* device, size_t bytes, int threads)
 {
   if (!staged(bytes))
   {
-    // Below two chunks, pinning the staging (25 ms for 64 MB) would cost
-    // more than it saves: the threads fault the pages in first, then the
-    // driver's own staging copies at its speed.
+    // Small: the threads fault the pages in first, then the driver's own
+    // staging copies at its speed.
     if (bytes >= (size_t(1) << 20))
       parallelFor(static_cast<int64_t>(bytes >> 12), threads, [&](int, int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)

@@ -21,10 +21,6 @@
 //                               checked, none the last) at once, as the steps
 //                               above would run them; false: not done (the
 //                               solver steps)
-// The updates write into the spare of two copies of u (of v) and make it
-// the current one: the copy before the iteration is kept, without a copy
-// per iteration, for restore() (POT keeps the scalings before the step that
-// produced a numerical error): iteration ii reads copy ii % 2.
 //   double marginalError()      || v (K^T u) - b ||_2 from ktu = K u
 // and for the results (GridResultVoxel.h's per-voxel formulas):
 //   void potentials(double reg, GridField& source, GridField& target)
@@ -32,6 +28,10 @@
 //   void displaceAlong(int axis, Buffer moved, Buffer rowSum, const double spacing[3])
 //                               one axis of every voxel's displacement
 //   GridField displacement()            x, y, z per voxel
+// The updates write into the spare of two copies of u (of v) and make it
+// the current one: the copy before the iteration is kept, without a copy
+// per iteration, for restore() (POT keeps the scalings before the step that
+// produced a numerical error): iteration ii reads copy ii % 2.
 #pragma once
 
 #include "topovox/GridSinkhorn.h"
