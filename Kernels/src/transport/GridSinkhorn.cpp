@@ -236,7 +236,8 @@ private:
     constexpr int64_t kTile = 256;
     const int64_t n = n_[a], blocks = static_cast<int64_t>(out.size()) / (step * n);
     const int64_t tilesPerRun = (step + kTile - 1) / kTile, tiles = blocks * tilesPerRun;
-    const std::vector<double> in = out;
+    scratch_.assign(out.begin(), out.end()); // kept: a fresh vector a pass would fault its pages in again
+    const std::vector<double>& in = scratch_;
     parallelFor(tiles, threadsFor(static_cast<int64_t>(out.size()) * n), [&](int, int64_t t0, int64_t t1) {
       double acc[kTile];
       for (int64_t t = t0; t < t1; ++t)
@@ -262,8 +263,8 @@ private:
   }
 
   // Threads for an axis pass of `work` terms: one below kSerialWork, where
-  // starting threads (parallelFor starts them per call) costs more than the
-  // pass; small grids run thousands of iterations of a dozen passes each.
+  // handing the pass to the threads costs more than the pass; small grids
+  // run thousands of iterations of a dozen passes each.
   static constexpr int64_t kSerialWork = int64_t(1) << 18;
   int threadsFor(int64_t work) const { return work < kSerialWork ? 1 : threads_; }
   int64_t n_[3];
@@ -271,6 +272,7 @@ private:
   bool log_;
   bool factored_[3] = { false, false, false };
   const std::vector<double>* kernel_[3] = { nullptr, nullptr, nullptr };
+  mutable std::vector<double> scratch_; // applyScalingStrided's copy of its input
   std::vector<double> rowMax_[3], exps_[3];
 };
 
@@ -350,7 +352,7 @@ public:
   // Threads for a pass over the voxels: one below 2^16 (a 256^2 grid), where
   // waking the threads costs more than the pass.
   int elementThreads() const { return a_.size() < (size_t(1) << 16) ? 1 : threads_; }
-  int failedIteration() const { return -1; } // updateU says at once
+  int failedIteration() const { return -1; } // stepU says at once
   void restore(int iteration) { uSlot_ = vSlot_ = iteration % 2; }
   bool iterate(int, int) { return false; } // the steps cost more than their calls here
   double marginalError()
