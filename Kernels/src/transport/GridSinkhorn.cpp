@@ -226,20 +226,25 @@ private:
   // runs of `step` values, so output run i is sum_j F_ij (input run j), each
   // output element still summed over j in order (the same roundings as
   // applyScalingAxis's lines), with contiguous loads instead of gathering
-  // lines: tiles of kTile values of a run, a thread each, over a copy of
-  // the input. On this repository's 2 cores, 100 iterations of 64^3 at
-  // reg 50: 2.43 -> 1.5 to 1.9 s (scaling), 4.56 -> 2.8 to 3.2 s (log
-  // domain, whose factored axes come here too); results bit for bit the
-  // same.
+  // lines: tiles of up to kMaxTile values of a run, a thread each, over a
+  // copy of the input. On this repository's 2 cores, 100 iterations of
+  // 64^3 at reg 50: 2.43 -> 1.3 to 1.4 s (scaling), 4.56 -> 2.8 to 3.0 s
+  // (log domain, whose factored axes come here too); results bit for bit
+  // the same (bench/README.md).
   void applyScalingStrided(const std::vector<double>& F, std::vector<double>& out, int a, int64_t step) const
   {
-    constexpr int64_t kTile = 256;
+    constexpr int64_t kMaxTile = 256;
     const int64_t n = n_[a], blocks = static_cast<int64_t>(out.size()) / (step * n);
+    const int workers = threadsFor(static_cast<int64_t>(out.size()) * n);
+    // Narrower tiles where the runs are few (a 2D grid's y pass is one
+    // block): a tile for each thread at least, 16 values at the least.
+    const int64_t perRun = (workers + blocks - 1) / blocks;
+    const int64_t kTile = std::min(kMaxTile, std::max<int64_t>(16, (step + perRun - 1) / perRun));
     const int64_t tilesPerRun = (step + kTile - 1) / kTile, tiles = blocks * tilesPerRun;
     scratch_.assign(out.begin(), out.end()); // kept: a fresh vector a pass would fault its pages in again
     const std::vector<double>& in = scratch_;
-    parallelFor(tiles, threadsFor(static_cast<int64_t>(out.size()) * n), [&](int, int64_t t0, int64_t t1) {
-      double acc[kTile];
+    parallelFor(tiles, workers, [&](int, int64_t t0, int64_t t1) {
+      double acc[kMaxTile];
       for (int64_t t = t0; t < t1; ++t)
       {
         const int64_t block = t / tilesPerRun, c0 = (t % tilesPerRun) * kTile, width = std::min(kTile, step - c0);
