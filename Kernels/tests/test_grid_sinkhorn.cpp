@@ -218,6 +218,37 @@ int main(int argc, char** argv)
         first.targetPotential == cpu.targetPotential && first.displacement == cpu.displacement,
       "numerical error at iteration 1: the CPU keeps the state after iteration 0 (cost " + std::to_string(cpu.cost) +
         " vs " + std::to_string(first.cost) + ")");
+    // And that state by its definition, summed here with the dense kernel
+    // (an oracle outside the solver): u = 1 / n, v = b / K^T u, u = a / K v;
+    // the potentials are reg log u and reg log v.
+    {
+      const size_t n = a.size();
+      std::vector<double> u(n, 1.0 / static_cast<double>(n)), v(n);
+      auto K = [&](size_t p, size_t q) {
+        const double d = static_cast<double>(p) - static_cast<double>(q);
+        return std::exp(d * d / -o.reg);
+      };
+      for (size_t q = 0; q < n; ++q)
+      {
+        double s = 0;
+        for (size_t p = 0; p < n; ++p)
+          s += K(p, q) * u[p];
+        v[q] = b[q] / s;
+      }
+      for (size_t p = 0; p < n; ++p)
+      {
+        double s = 0;
+        for (size_t q = 0; q < n; ++q)
+          s += K(p, q) * v[q];
+        u[p] = 1.0 / ((1.0 / a[p]) * s);
+      }
+      bool same = cpu.sourcePotential.size() == n && cpu.targetPotential.size() == n;
+      for (size_t k = 0; k < n && same; ++k)
+        same = close(cpu.sourcePotential[k], o.reg * std::log(u[k]), 1e-12) &&
+          close(cpu.targetPotential[k], o.reg * std::log(v[k]), 1e-12);
+      expect(same,
+        "numerical error at iteration 1: the potentials kept equal the state after iteration 0 by its definition");
+    }
     if (gpu)
       compareDevices(a, b, dims, unit, o, "numerical error between checks");
   }
