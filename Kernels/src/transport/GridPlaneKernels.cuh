@@ -7,6 +7,8 @@
 // it is two (three with the log domain's column shift).
 #pragma once
 
+#include "GridResultVoxel.h"
+
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -89,9 +91,9 @@ __device__ inline void batchedSums(double (&acc)[kRows], int first, int last, Lo
 }
 
 // What a plane launch does with each output t besides storing it: nothing;
-// v = b / t (the update of v, after K^T u); or u = 1 / ((1 / a) t) (after
-// K v), as updateVKernel and updateUKernel do, with their failedAt and
-// iteration rules.
+// the update of v (after K^T u); or that of u (after K v): GridResultVoxel.h's
+// formulas, with updateVKernel's and updateUKernel's failedAt and iteration
+// rules.
 enum class PlaneUpdate
 {
   None,
@@ -242,15 +244,13 @@ __global__ void planeKernel(const double* __restrict__ in, double* __restrict__ 
       t = !isfinite(c2) ? c2 : t > 0 ? __dadd_rn(__dadd_rn(logArgs.rowMaxX[i % nx], c2), log(t)) : t == 0 ? -INFINITY : t;
     }
     out[k] = t;
-    if (kLog && kUpdate != PlaneUpdate::None && !frozen)
-      update.scaling[k] = __dsub_rn(update.marginal[k], t); // log b - ktu, log a - kv
-    if (!kLog && kUpdate == PlaneUpdate::V && !frozen)
-      update.scaling[k] = __ddiv_rn(update.marginal[k], t);
-    if (!kLog && kUpdate == PlaneUpdate::U && !frozen)
+    if (kUpdate == PlaneUpdate::V && !frozen)
+      update.scaling[k] = updatedV(update.marginal[k], t, kLog);
+    if (kUpdate == PlaneUpdate::U && !frozen)
     {
-      const double u = __ddiv_rn(1.0, __dmul_rn(__ddiv_rn(1.0, update.marginal[k]), t));
+      const double u = updatedU(update.marginal[k], t, kLog);
       update.scaling[k] = u;
-      bad = bad || update.ktu[k] == 0 || !isfinite(u) || !isfinite(update.v[k]);
+      bad = bad || (!kLog && updateWentBad(update.ktu[k], u, update.v[k]));
     }
   }
   if (bad)

@@ -1,8 +1,9 @@
-// GridResultVoxel.h - what the convolutional Sinkhorn reports per voxel
-// once u and v are known, written once for the CPU loops and the GPU
-// kernels (GridSinkhornSolver.h's epilogue): the dual potential, the
-// voxel's share of the transport cost along one axis, and its mass's mean
-// displacement along one axis.
+// GridResultVoxel.h - the convolutional Sinkhorn's per-voxel formulas,
+// written once for the CPU loops and the GPU kernels: each iteration's
+// updates of v and u and POT's numerical-error test, then what is reported
+// once u and v are known (GridSinkhornSolver.h's epilogue): the dual
+// potential, the voxel's share of the transport cost along one axis, and
+// its mass's mean displacement along one axis.
 #pragma once
 
 #include "../euler/EulerCells.h" // TV_HD
@@ -13,6 +14,29 @@ namespace topovox
 {
 namespace transport
 {
+// v after K^T u = t: b / t, or log b - t in the log domain (where
+// `marginal` is log b). One rounding each, so host and device agree bit
+// for bit (no product to fuse into an fma).
+TV_HD double updatedV(double marginal, double t, bool logDomain)
+{
+  return logDomain ? marginal - t : marginal / t;
+}
+
+// u after K v = t: POT's 1 / ((1 / a) t), or log a - t in the log domain
+// (`marginal` log a).
+TV_HD double updatedU(double marginal, double t, bool logDomain)
+{
+  return logDomain ? marginal - t : 1.0 / ((1.0 / marginal) * t);
+}
+
+// POT's numerical error of the scaling method, tested after each update of
+// u: a zero in K^T u, or a u or v that is not finite (x - x is NaN for
+// +-inf and NaN: one spelling for host and device).
+TV_HD bool updateWentBad(double ktu, double u, double v)
+{
+  return ktu == 0 || !(u - u == 0.0) || !(v - v == 0.0);
+}
+
 // The dual potential reg log u (u the scaling; the log domain holds log u).
 TV_HD double potentialOf(double s, double reg, bool logDomain)
 {

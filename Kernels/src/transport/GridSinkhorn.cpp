@@ -331,7 +331,7 @@ public:
     std::vector<double>&v = buf(transport::Buffer::V), &ktu = buf(transport::Buffer::KTU);
     parallelFor(static_cast<int64_t>(v.size()), elementThreads(), [&](int, int64_t k0, int64_t k1) {
       for (size_t k = static_cast<size_t>(k0); k < static_cast<size_t>(k1); ++k)
-        v[k] = log_ ? logB_[k] - ktu[k] : b_[k] / ktu[k];
+        v[k] = transport::updatedV(log_ ? logB_[k] : b_[k], ktu[k], log_);
     });
   }
   bool stepU(int)
@@ -345,9 +345,8 @@ public:
       bool any = false;
       for (size_t k = static_cast<size_t>(k0); k < static_cast<size_t>(k1); ++k)
       {
-        u[k] = log_ ? logA_[k] - kv[k] : 1.0 / ((1.0 / a_[k]) * kv[k]);
-        if (!log_)
-          any = any || ktu[k] == 0 || !std::isfinite(u[k]) || !std::isfinite(v[k]);
+        u[k] = transport::updatedU(log_ ? logA_[k] : a_[k], kv[k], log_);
+        any = any || (!log_ && transport::updateWentBad(ktu[k], u[k], v[k]));
       }
       if (any)
         bad = true;

@@ -168,32 +168,28 @@ __global__ void finishFactoredKernel(double* out, const double* in, const double
 // iteration: the number of the iteration under way, counted on the device
 // (-1 at the start, one more at each updateV), so that a captured graph of
 // iterations records the right one in failedAt.
-__global__ void updateVKernel(double* v, const double* ktu, const double* b, const double* logB, int64_t n,
-  bool logDomain, const int* failedAt, int* iteration)
+__global__ void updateVKernel(double* v, const double* ktu, const double* marginal, int64_t n, bool logDomain,
+  const int* failedAt, int* iteration)
 {
   if (blockIdx.x == 0 && threadIdx.x == 0)
     ++*iteration;
   if (*failedAt >= 0)
     return;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
-    v[k] = logDomain ? __dsub_rn(logB[k], ktu[k]) : __ddiv_rn(b[k], ktu[k]);
+    v[k] = updatedV(marginal[k], ktu[k], logDomain);
 }
 
-__global__ void updateUKernel(double* u, const double* kv, const double* v, const double* ktu, const double* a,
-  const double* logA, int64_t n, bool logDomain, const int* iteration, int* failedAt)
+// marginal: a, or log a in the log domain (as updateVKernel's b or log b).
+__global__ void updateUKernel(double* u, const double* kv, const double* v, const double* ktu, const double* marginal,
+  int64_t n, bool logDomain, const int* iteration, int* failedAt)
 {
   if (*failedAt >= 0)
     return;
   bool any = false;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x)
   {
-    if (logDomain)
-      u[k] = __dsub_rn(logA[k], kv[k]);
-    else
-    {
-      u[k] = __ddiv_rn(1.0, __dmul_rn(__ddiv_rn(1.0, a[k]), kv[k]));
-      any = any || ktu[k] == 0 || !isfinite(u[k]) || !isfinite(v[k]);
-    }
+    u[k] = updatedU(marginal[k], kv[k], logDomain);
+    any = any || (!logDomain && updateWentBad(ktu[k], u[k], v[k]));
   }
   if (any)
     *failedAt = *iteration; // every writer writes the same value
@@ -456,7 +452,7 @@ public:
   {
     vSlot_ ^= 1; // into the spare copy (GridSinkhornSolver.h)
     updateVKernel<<<blocksFor(n_), kThreads, 0, stream_>>>(
-      buf(Buffer::V), buf(Buffer::KTU), b_.ptr, logB_.ptr, n_, log_, failedAt_.ptr, failedAt_.ptr + 1);
+      buf(Buffer::V), buf(Buffer::KTU), log_ ? logB_.ptr : b_.ptr, n_, log_, failedAt_.ptr, failedAt_.ptr + 1);
     check(cudaGetLastError(), "grid Sinkhorn update");
   }
   // A bad update is found at the next failedIteration(), not here.
@@ -464,7 +460,7 @@ public:
   {
     uSlot_ ^= 1;
     updateUKernel<<<blocksFor(n_), kThreads, 0, stream_>>>(buf(Buffer::U), buf(Buffer::KV), buf(Buffer::V),
-      buf(Buffer::KTU), a_.ptr, logA_.ptr, n_, log_, failedAt_.ptr + 1, failedAt_.ptr);
+      buf(Buffer::KTU), log_ ? logA_.ptr : a_.ptr, n_, log_, failedAt_.ptr + 1, failedAt_.ptr);
     check(cudaGetLastError(), "grid Sinkhorn update");
     return false;
   }
@@ -589,7 +585,7 @@ private:
   // row maxima (so E_x is symmetric, as the plane reads it by columns:
   // true of -C / reg, whose rows all peak at 0 on the diagonal).
   static constexpr int64_t kPlaneMaxVoxels = int64_t(1) << 16;
-  bool planeFits(const GridDiagonals& g)
+  bool planeFits()
   {
     const char* off = std::getenv("TOPOVOX_GRID_PLANE"); // 0: the products as on larger grids (tests, benchmarks)
     if (off && std::string(off) == "0")
@@ -603,12 +599,11 @@ private:
       return true;
     for (int axis = 0; axis < 2; ++axis)
     {
-      std::vector<double> rowMax;
-      if (!toeplitzRowMaxima(g.kernel[axis], dims_[axis], rowMax) ||
-        std::any_of(rowMax.begin(), rowMax.end(), [&](double m) { return m != rowMax[0]; }))
+      const std::vector<double>& rowMax = kernelRowMax_[axis];
+      if (!factorable_[axis] || std::any_of(rowMax.begin(), rowMax.end(), [&](double m) { return m != rowMax[0]; }))
         return false;
       if (!exps_[axis])
-        makeFactoredExp(axis, rowMax, diagonals_->ptr + diagonalAt_[axis]);
+        makeFactoredExp(axis, diagonals_->ptr + diagonalAt_[axis]);
     }
     columnMax_ = std::make_unique<Array>(static_cast<size_t>(dims_[0]));
     if (!shifted_)
@@ -748,9 +743,13 @@ private:
       check(cudaGetLastError(), "grid Sinkhorn factors");
       identity_[axis] = n == 1 && g.kernel[axis][0] == (log_ ? 0.0 : 1.0);
       if (log_)
-        factorLogKernel(axis, g.kernel[axis], kd);
+      {
+        // the row maxima, found once for factorLogKernel and planeFits
+        factorable_[axis] = toeplitzRowMaxima(g.kernel[axis], n, kernelRowMax_[axis]);
+        factorLogKernel(axis, kd);
+      }
     }
-    plane_ = planeFits(g);
+    plane_ = planeFits();
     if (factored_[0] || factored_[1] || factored_[2])
     {
       lineMax_ = std::make_unique<Array>(static_cast<size_t>(n_));
@@ -766,7 +765,7 @@ private:
   // maximum of `in`. The sum is then a matrix product (cuBLAS, as the
   // scaling method's) and an exp per voxel instead of one per term.
   static constexpr int64_t kFactorMinTerms = int64_t(1) << 24;
-  void factorLogKernel(int axis, const std::vector<double>& diagonal, const double* deviceDiagonal)
+  void factorLogKernel(int axis, const double* deviceDiagonal)
   {
     const int64_t na = dims_[axis];
     if (na == 1 || na > INT_MAX || dims_[0] * dims_[1] > INT_MAX || dims_[1] * dims_[2] > INT_MAX)
@@ -777,15 +776,15 @@ private:
     const char* least = std::getenv("TOPOVOX_GRID_FACTOR_MIN_TERMS"); // for the tests: 0 factors every axis
     if (n_ * na < (least && *least ? std::atoll(least) : kFactorMinTerms))
       return;
-    std::vector<double> rowMax;
-    if (!toeplitzRowMaxima(diagonal, na, rowMax))
+    if (!factorable_[axis])
       return;
-    makeFactoredExp(axis, rowMax, deviceDiagonal);
+    makeFactoredExp(axis, deviceDiagonal);
     factored_[axis] = true;
   }
-  // The row maxima and E of an axis's log-domain kernel factor.
-  void makeFactoredExp(int axis, const std::vector<double>& rowMax, const double* deviceDiagonal)
+  // The row maxima (on the device) and E of an axis's log-domain kernel factor.
+  void makeFactoredExp(int axis, const double* deviceDiagonal)
   {
+    const std::vector<double>& rowMax = kernelRowMax_[axis];
     const int64_t na = dims_[axis];
     rowMax_[axis] = std::make_unique<Array>(rowMax.size());
     check(cudaMemcpy(rowMax_[axis]->ptr, rowMax.data(), rowMax.size() * sizeof(double), cudaMemcpyHostToDevice),
@@ -811,6 +810,10 @@ private:
   bool log_;
   int threads_; // CPU threads for the copies
   bool identity_[3] = { false, false, false }, factored_[3] = { false, false, false };
+  // The log domain: whether each axis's kernel factor can be factored
+  // exactly (toeplitzRowMaxima), and its row maxima where it can.
+  bool factorable_[3] = { false, false, false };
+  std::vector<double> kernelRowMax_[3];
   bool plane_ = false; // applyPlane for the kernel
   struct Graph
   {
