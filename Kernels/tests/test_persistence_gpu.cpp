@@ -433,8 +433,8 @@ int main(int argc, char** argv)
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
   // Streamed through slabs: a device memory limit the whole image exceeds,
   // from two slabs down to slabs of a voxel's span (the volume's whole
-  // summary needs about 23 MB, a plane of it 128 kB; the 2D image's 0.6 MB
-  // and 1.8 kB; the thin volume's 0.4 to 0.6 MB and 25 to 36 kB, V to T).
+  // summary needs about 12 MB, a plane of it 128 kB; the 2D image's 0.35 MB
+  // and 1.8 kB; the thin volume's 0.23 to 0.33 MB and 25 to 36 kB, V to T).
   struct Streamed
   {
     std::string name;
@@ -445,7 +445,7 @@ int main(int argc, char** argv)
     { "float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33),
       { "3000000", "600000", "400000" } },
     { "2D double with NaN", GridView::contiguous(nan2d.data(), ScalarType::Float64, 90, 70, 1),
-      { "400000", "20000", "6000" } },
+      { "300000", "20000", "6000" } },
     { "uint8 40x30x3", GridView::contiguous(thin.data(), ScalarType::UInt8, 40, 30, 3), { "120000" } },
   };
   for (const Streamed& s : streamed)
@@ -454,6 +454,27 @@ int main(int argc, char** argv)
       setenv("TOPOVOX_GPU_MEMORY_LIMIT", limit, 1);
       compareDiagrams(s.name + ", device memory limit " + limit, s.grid, "slabs of", true);
     }
+  // A limit under the whole image's peak if one cell in six were critical
+  // (11.85 MB V, 12.55 MB T, the cell keys off so that the summary's share
+  // decides) but over it with the cells it has (about one in eleven:
+  // 10.80 and 11.16 MB): the gradient is built once to count them, and the
+  // image goes whole, not through slabs.
+  setenv("TOPOVOX_GPU_CELL_KEYS", "0", 1);
+  setenv("TOPOVOX_GPU_MEMORY_LIMIT", "11500000", 1);
+  {
+    const GridView g = GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33);
+    forEachFiltration([&](PersistenceOptions po, const std::string& words) {
+      po.device = Device::CPU;
+      const PersistenceDiagram cpu = computePersistence(g, po);
+      po.device = Device::GPU;
+      const PersistenceDiagram gpu = computePersistence(g, po);
+      const std::string name = "float 70x66x33, critical cells counted on the device" + words;
+      expect(gpu.device == Device::GPU && gpu.warnings.find("slabs of") == std::string::npos,
+        name + ": whole on the GPU (" + gpu.warnings + ")");
+      expect(sameDiagram(cpu, gpu, true), name + ": GPU diagram equals the CPU diagram");
+    });
+  }
+  unsetenv("TOPOVOX_GPU_CELL_KEYS");
   unsetenv("TOPOVOX_GPU_MEMORY_LIMIT");
   batches(rng);
   if (!data.empty())

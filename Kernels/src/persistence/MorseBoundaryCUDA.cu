@@ -26,6 +26,7 @@
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
+#include <type_traits>
 
 namespace topovox
 {
@@ -122,16 +123,45 @@ __global__ void warpBoundaryKernel(
   }
 }
 
+// The key a voxel's rank is sorted by: its value in filtration
+// orientation, in an order the radix sort's bits follow. Integer types of
+// up to 32 bits keep their width (the value with its sign bit flipped,
+// complemented for the superlevel filtration: equal values stay equal, so
+// ties still go by index), which takes one radix pass for 8 bits instead
+// of eight for a double, and 2 + 4 bytes of sort buffers a voxel for uint8
+// instead of 16. Floating types (and 64-bit integers) keep a double.
+template <typename T, bool kNarrow = std::is_integral<T>::value && sizeof(T) <= 4>
+struct RankKey
+{
+  using type = double;
+  __device__ static double of(T value, bool super)
+  {
+    // -0.0 and 0.0 are one value to the CPU's comparisons, but the radix
+    // sort's bit order puts -0.0 first: both become 0.0, so that ties go
+    // by index as on the CPU.
+    const double v = static_cast<double>(value);
+    return v == 0 ? 0.0 : super ? -v : v;
+  }
+};
 template <typename T>
-__global__ void orientedKernel(const T* __restrict__ data, int64_t n, bool super, double* out, uint32_t* index)
+struct RankKey<T, true>
+{
+  using type = typename std::make_unsigned<T>::type;
+  __device__ static type of(T value, bool super)
+  {
+    constexpr type flip = std::is_signed<T>::value ? type(type(1) << (8 * sizeof(T) - 1)) : type(0);
+    const type key = static_cast<type>(static_cast<type>(value) ^ flip);
+    return super ? static_cast<type>(~key) : key;
+  }
+};
+
+template <typename T>
+__global__ void orientedKernel(const T* __restrict__ data, int64_t n, bool super,
+  typename RankKey<T>::type* out, uint32_t* index)
 {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
   {
-    // -0.0 and 0.0 are one value to the CPU's comparisons, but the radix
-    // sort's bit order puts -0.0 first: both become 0.0, so that ties go by
-    // index as on the CPU.
-    const double v = static_cast<double>(data[i]);
-    out[i] = v == 0 ? 0.0 : super ? -v : v;
+    out[i] = RankKey<T>::of(data[i], super);
     index[i] = static_cast<uint32_t>(i);
   }
 }
@@ -183,34 +213,33 @@ cuda::PooledArray<uint32_t> voxelRanks(const void* data, ScalarType type, int64_
   if (n >= int64_t(UINT32_MAX))
     throw std::runtime_error("too many voxels for 32-bit ranks");
   const size_t count = static_cast<size_t>(n);
-  cuda::PooledArray<double> keys(count), sortedKeys(count);
-  cuda::PooledArray<uint32_t> index(count), sorted(count), rank(count);
+  cuda::PooledArray<uint32_t> rank(count);
   const unsigned blocks = cuda::blocksFor(n, 256, int64_t(cuda::multiprocessorCount()) * 16);
   dispatchScalarType(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using Key = typename RankKey<T>::type;
+    cuda::PooledArray<Key> keys(count), sortedKeys(count);
+    cuda::PooledArray<uint32_t> index(count), sorted(count);
     orientedKernel<T><<<blocks, 256>>>(static_cast<const T*>(data), n, super, keys.ptr, index.ptr);
-  });
-  check(cudaGetLastError(), "oriented values launch");
-  size_t tempBytes = 0;
-  check(cub::DeviceRadixSort::SortPairs(nullptr, tempBytes, keys.ptr, sortedKeys.ptr, index.ptr, sorted.ptr, n),
-    "cub::DeviceRadixSort::SortPairs");
-  {
-    cuda::PooledArray<char> temp(tempBytes);
-    check(cub::DeviceRadixSort::SortPairs(temp.ptr, tempBytes, keys.ptr, sortedKeys.ptr, index.ptr, sorted.ptr, n),
+    check(cudaGetLastError(), "oriented values launch");
+    size_t tempBytes = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, tempBytes, keys.ptr, sortedKeys.ptr, index.ptr, sorted.ptr, n),
       "cub::DeviceRadixSort::SortPairs");
-  }
-  scatterRanks<<<blocks, 256>>>(sorted.ptr, n, rank.ptr);
-  check(cudaGetLastError(), "ranks launch");
+    {
+      cuda::PooledArray<char> temp(tempBytes);
+      check(cub::DeviceRadixSort::SortPairs(temp.ptr, tempBytes, keys.ptr, sortedKeys.ptr, index.ptr, sorted.ptr, n),
+        "cub::DeviceRadixSort::SortPairs");
+    }
+    scatterRanks<<<blocks, 256>>>(sorted.ptr, n, rank.ptr);
+    check(cudaGetLastError(), "ranks launch");
+  });
   return rank;
 }
 
 cuda::PooledArray<uint32_t> cellKeys(const cuda::PooledArray<uint16_t>& word, const cuda::PooledArray<uint32_t>& rank,
   const BatchGrid& grid, int64_t images)
 {
-  // The tests turn the keys off (TOPOVOX_GPU_CELL_KEYS=0) to run the path
-  // of batches too large for them.
-  const char* wanted = std::getenv("TOPOVOX_GPU_CELL_KEYS");
-  if (images * grid.voxels > kMostVoxelsForCellKeys || (wanted && std::atoi(wanted) == 0))
+  if (!cellKeysWanted(images * grid.voxels))
     return cuda::PooledArray<uint32_t>(0);
   const int64_t n = images * grid.cells;
   cuda::PooledArray<uint32_t> key(static_cast<size_t>(n));

@@ -8,6 +8,7 @@
 #include "../common/CudaUtil.cuh"
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace topovox
 {
@@ -76,6 +77,14 @@ struct DeviceGradient
   cuda::PooledArray<uint32_t> cellKey;
 };
 constexpr int64_t kMostVoxelsForCellKeys = int64_t(1) << 27;
+// Whether cellKeys makes the keys for a batch of `voxels` voxels: up to
+// kMostVoxelsForCellKeys, unless the tests turn them off
+// (TOPOVOX_GPU_CELL_KEYS=0) to run the path of batches too large for them.
+inline bool cellKeysWanted(int64_t voxels)
+{
+  const char* wanted = std::getenv("TOPOVOX_GPU_CELL_KEYS");
+  return voxels <= kMostVoxelsForCellKeys && !(wanted && std::atoi(wanted) == 0);
+}
 
 // The ranks of n voxels of type `type` on the device, oriented (superlevel:
 // negated) as OrientedValues orders them; ties by index (CUB's stable radix

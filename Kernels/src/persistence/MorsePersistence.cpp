@@ -83,7 +83,7 @@ int64_t gpuSlabs(const GridView& grid, const PersistenceOptions& options, int64_
   try
   {
     int axis = 0;
-    const int64_t span = morse::gpuSlabSpan(grid, options.construction, &axis);
+    const int64_t span = morse::gpuSlabSpan(grid, options.construction, options.filtration, &axis);
     if (span <= 0)
       return 0;
     size[axis] = span;

@@ -462,7 +462,132 @@ int64_t piecesPerLaunchGPU(const GridView& image, Construction construction)
   return std::max<int64_t>(1, most);
 }
 
-int64_t gpuSlabSpan(const GridView& image, Construction construction, int* axis)
+namespace
+{
+// The images on the device and their gradient (three bytes a cell: state,
+// step, owner), and whether each image holds a NaN: the first step of
+// buildPiecesGPU, and all that gpuSlabSpan's probe needs to count the
+// critical cells.
+struct GradientOnDevice
+{
+  cuda::DeviceArray<char, true> data;
+  cuda::DeviceArray<uint8_t, true> state, step, owner, nan;
+
+  GradientOnDevice(const std::vector<GridView>& images, const BatchGrid& grid, const cubical::CellGrid& cg,
+    Filtration filtration)
+    : data(images.size() * static_cast<size_t>(grid.voxels) * scalarTypeSize(images[0].type))
+    , state(images.size() * static_cast<size_t>(grid.cells), true)
+    , step(images.size() * static_cast<size_t>(grid.cells), true)
+    , owner(images.size() * static_cast<size_t>(grid.cells), true)
+    , nan(images.size(), true)
+  {
+    const int64_t count = static_cast<int64_t>(images.size());
+    upload(images, grid.voxels, data.ptr);
+    GradientArrays arrays{};
+    arrays.state = state.ptr;
+    arrays.step = step.ptr;
+    arrays.ownerCode = owner.ptr;
+    const CornerTables tab = makeCornerTables(cg);
+    const int sms = cuda::multiprocessorCount();
+    dispatchScalarType(images[0].type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* d = reinterpret_cast<const T*>(data.ptr);
+      const unsigned blocks = cuda::blocksFor(count * grid.voxels, 256, int64_t(sms) * 16);
+      if (filtration == Filtration::Superlevel)
+        gradientKernel<T, true><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
+      else
+        gradientKernel<T, false><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
+    });
+    check(cudaGetLastError(), "gradient kernel launch");
+  }
+};
+
+// The critical cells in index order (image by image, each in the CPU's
+// scan order: CUB's stream compaction, counted first to size the list),
+// the roots of the paths from each vertex and top cell, then the summaries.
+std::vector<BuiltPiece> summarizeOnDevice(const std::vector<GridView>& images, const BatchGrid& grid,
+  const cubical::CellGrid& cg, bool super, int64_t count, size_t cells, const uint8_t* state, const uint8_t* owner,
+  const uint8_t* nan)
+{
+  const int sms = cuda::multiprocessorCount();
+  const CriticalFlag isCritical{ state };
+  const thrust::counting_iterator<int64_t> all(0);
+  const int64_t criticalCount = countCritical(state, static_cast<int64_t>(cells));
+  cuda::DeviceArray<int64_t, true> critical(static_cast<size_t>(criticalCount));
+  {
+    cuda::DeviceArray<int64_t, true> selected(1);
+    size_t tempBytes = 0;
+    check(cub::DeviceSelect::If(nullptr, tempBytes, all, critical.ptr, selected.ptr, static_cast<int64_t>(cells),
+            isCritical),
+      "cub::DeviceSelect::If");
+    cuda::DeviceArray<char, true> temp(tempBytes);
+    check(cub::DeviceSelect::If(temp.ptr, tempBytes, all, critical.ptr, selected.ptr, static_cast<int64_t>(cells),
+            isCritical),
+      "cub::DeviceSelect::If");
+  }
+  cuda::DeviceArray<int, true> changed(1);
+  cuda::DeviceArray<uint32_t, true> vertexNext(grid.top >= 2 ? static_cast<size_t>(count * grid.vertices) : 0);
+  if (grid.top >= 2)
+  {
+    vertexPointers<<<cuda::blocksFor(count * grid.vertices, 256, int64_t(sms) * 16), 256>>>(
+      state, grid, count, vertexNext.ptr);
+    check(cudaGetLastError(), "vertex pointers launch");
+    jumpToRoots(vertexNext.ptr, count * grid.vertices, changed.ptr);
+  }
+  cuda::DeviceArray<uint32_t, true> topNext(grid.top >= 1 ? static_cast<size_t>(count * grid.tops + 1) : 0);
+  if (grid.top >= 1)
+  {
+    topPointers<<<cuda::blocksFor(count * grid.tops, 256, int64_t(sms) * 16), 256>>>(
+      state, grid, count, topNext.ptr);
+    check(cudaGetLastError(), "top pointers launch");
+    jumpToRoots(topNext.ptr, count * grid.tops + 1, changed.ptr);
+  }
+  if (grid.cells < int64_t(UINT32_MAX))
+    return summarize<uint32_t>(images, grid, cg, super, critical.ptr, criticalCount, owner, vertexNext.ptr,
+      topNext.ptr, nan);
+  return summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner, vertexNext.ptr,
+    topNext.ptr, nan);
+}
+// The device bytes a whole image takes in buildPiecesGPU, by phase. The
+// image and its gradient (three bytes a cell) stay throughout; then come,
+// one after the other, the summary's arrays (the paths' roots, four bytes
+// a vertex and a top cell; per critical cell its index in the list and its
+// results: cell, voxel, two edge ends and two dual ends as 32- or 64-bit
+// indices, and a dimension byte) and the boundaries' (3D images, and 2D
+// ones with NaN) (a 2-byte word a cell; the voxels' ranks: while they
+// are sorted, the keys (RankKey: the value's width for integers of up to
+// 32 bits, else 8 bytes) and indices double-buffered, and the ranks; then
+// the ranks and, where cellKeysWanted, 4-byte cell keys).
+struct WholeImageBytes
+{
+  double gradient, roots, perCritical, boundaries;
+
+  WholeImageBytes(const GridView& image, const BatchGrid& g)
+  {
+    const double V = static_cast<double>(g.voxels), C = static_cast<double>(g.cells);
+    const size_t width = scalarTypeSize(image.type);
+    const double key = !scalarTypeIsFloating(image.type) && width <= 4 ? static_cast<double>(width) : 8.0;
+    gradient = static_cast<double>(width) * V + 3 * C;
+    roots = 4 * static_cast<double>(g.vertices + g.tops + 1);
+    perCritical = 8 + 6 * (g.cells < int64_t(UINT32_MAX) ? 4 : 8) + 1;
+    const double sorting = 2 * C + (2 * key + 2 * 4 + 4) * V;
+    const double kept = 2 * C + 4 * V + (cellKeysWanted(g.voxels) ? 4 * C : 0);
+    boundaries = std::max(sorting, kept);
+  }
+  double peak(double critical) const { return gradient + std::max(roots + perCritical * critical, boundaries); }
+};
+
+// The critical cells of a whole image's gradient, built on the device for
+// that count alone (gpuSlabSpan's probe).
+int64_t criticalCellsOnDevice(
+  const GridView& image, const BatchGrid& grid, const cubical::CellGrid& cg, Filtration filtration)
+{
+  GradientOnDevice g({ image }, grid, cg, filtration);
+  return countCritical(g.state.ptr, grid.cells);
+}
+} // namespace
+
+int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration filtration, int* axis)
 {
   const cubical::CellGrid cells(image, construction);
   const BatchGrid g = batchGrid(image, cells);
@@ -472,14 +597,22 @@ int64_t gpuSlabSpan(const GridView& image, Construction construction, int* axis)
   if (const char* env = std::getenv("TOPOVOX_GPU_MEMORY_LIMIT"))
     if (std::atoll(env) > 0)
       budget = std::min(budget, static_cast<double>(std::atoll(env)));
-  // The boundaries' ranks: a radix sort of 8-byte keys and 4-byte indices
-  // (both double-buffered) and the 4-byte ranks, then a 2-byte word and a
-  // 4-byte key a cell.
-  const double whole =
-    static_cast<double>(bytesPerImage(image, g)) + 28.0 * static_cast<double>(g.voxels) + 6.0 * g.cells;
   const bool indices = g.vertices < INT32_MAX - 1 && g.tops + 1 < INT32_MAX - 1;
-  if (whole <= budget && indices)
-    return 0;
+  if (indices)
+  {
+    // Uniform noise makes about one cell in six critical, smooth images
+    // far fewer (1,024^3 of an upsampled CT: one in 2,200). Where the
+    // image would fit with that many, it goes whole; where it would not,
+    // but would with none, the gradient is built once to count them (a
+    // fraction of the whole image's time, which the slabs, their rest on
+    // the CPU threads, would multiply).
+    const WholeImageBytes need(image, g);
+    if (need.peak(static_cast<double>(g.cells) / 6) <= budget)
+      return 0;
+    if (need.peak(0) <= budget &&
+      need.peak(static_cast<double>(criticalCellsOnDevice(image, g, cells, filtration))) <= budget)
+      return 0;
+  }
   *axis = image.dims[2] > 1 ? 2 : image.dims[1] > 1 ? 1 : 0;
   const int64_t planes = image.dims[*axis];
   // A plane of voxels and the cells between it and the next: a slab of
@@ -514,70 +647,21 @@ std::vector<BuiltPiece> buildPiecesGPU(
   if (count * grid.vertices >= INT32_MAX || count * grid.tops + 1 >= INT32_MAX)
     throw std::runtime_error("too many vertices for 32-bit path indices");
 
-  cuda::DeviceArray<char, true> data(static_cast<size_t>(count * grid.voxels) * scalarTypeSize(first.type));
-  upload(images, grid.voxels, data.ptr);
-  const size_t cells = static_cast<size_t>(count * grid.cells);
-  cuda::DeviceArray<uint8_t, true> state(cells, true), step(cells, true), owner(cells, true),
-    nan(static_cast<size_t>(count), true);
-  GradientArrays arrays{};
-  arrays.state = state.ptr;
-  arrays.step = step.ptr;
-  arrays.ownerCode = owner.ptr;
-  const CornerTables tab = makeCornerTables(cg);
-  const int sms = cuda::multiprocessorCount();
+  GradientOnDevice g(images, grid, cg, filtration);
   const bool super = filtration == Filtration::Superlevel;
-  dispatchScalarType(first.type, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* d = reinterpret_cast<const T*>(data.ptr);
-    const unsigned blocks = cuda::blocksFor(count * grid.voxels, 256, int64_t(sms) * 16);
-    if (super)
-      gradientKernel<T, true><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
-    else
-      gradientKernel<T, false><<<blocks, 256>>>(d, grid, tab, arrays, count, nan.ptr);
-  });
-  check(cudaGetLastError(), "gradient kernel launch");
+  const size_t cells = static_cast<size_t>(count * grid.cells);
+  auto& data = g.data;
+  auto& state = g.state;
+  auto& step = g.step;
+  auto& owner = g.owner;
+  auto& nan = g.nan;
 
-  // The critical cells in index order: image by image, each in the CPU's
-  // scan order (CUB's stream compaction, counted first to size the list).
-  const CriticalFlag isCritical{ state.ptr };
-  const thrust::counting_iterator<int64_t> all(0);
-  const int64_t criticalCount = countCritical(state.ptr, static_cast<int64_t>(cells));
-  cuda::DeviceArray<int64_t, true> critical(static_cast<size_t>(criticalCount));
-  {
-    cuda::DeviceArray<int64_t, true> selected(1);
-    size_t tempBytes = 0;
-    check(cub::DeviceSelect::If(nullptr, tempBytes, all, critical.ptr, selected.ptr, static_cast<int64_t>(cells),
-            isCritical),
-      "cub::DeviceSelect::If");
-    cuda::DeviceArray<char, true> temp(tempBytes);
-    check(cub::DeviceSelect::If(temp.ptr, tempBytes, all, critical.ptr, selected.ptr, static_cast<int64_t>(cells),
-            isCritical),
-      "cub::DeviceSelect::If");
-  }
-  cuda::DeviceArray<int, true> changed(1);
-  cuda::DeviceArray<uint32_t, true> vertexNext(grid.top >= 2 ? static_cast<size_t>(count * grid.vertices) : 0);
-  if (grid.top >= 2)
-  {
-    vertexPointers<<<cuda::blocksFor(count * grid.vertices, 256, int64_t(sms) * 16), 256>>>(
-      state.ptr, grid, count, vertexNext.ptr);
-    check(cudaGetLastError(), "vertex pointers launch");
-    jumpToRoots(vertexNext.ptr, count * grid.vertices, changed.ptr);
-  }
-  cuda::DeviceArray<uint32_t, true> topNext(grid.top >= 1 ? static_cast<size_t>(count * grid.tops + 1) : 0);
-  if (grid.top >= 1)
-  {
-    topPointers<<<cuda::blocksFor(count * grid.tops, 256, int64_t(sms) * 16), 256>>>(
-      state.ptr, grid, count, topNext.ptr);
-    check(cudaGetLastError(), "top pointers launch");
-    jumpToRoots(topNext.ptr, count * grid.tops + 1, changed.ptr);
-  }
-  std::vector<BuiltPiece> pieces;
-  if (grid.cells < int64_t(UINT32_MAX))
-    pieces = summarize<uint32_t>(images, grid, cg, super, critical.ptr, criticalCount, owner.ptr, vertexNext.ptr,
-      topNext.ptr, nan.ptr);
-  else
-    pieces = summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner.ptr, vertexNext.ptr,
-      topNext.ptr, nan.ptr);
+  // The summaries. Their device arrays (the critical cells, the paths'
+  // roots) are freed before the boundaries' arrays are made, so that the
+  // two never take the device's memory together (gpuSlabSpan's phases).
+  std::vector<BuiltPiece> pieces =
+    summarizeOnDevice(images, grid, cg, super, count, cells, state.ptr, owner.ptr, nan.ptr);
+
   // The gradients the Morse boundaries will read stay on the device, with
   // the voxels' ranks; without 32-bit ranks they come to the host.
   bool boundaries = false;

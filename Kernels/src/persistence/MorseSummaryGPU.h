@@ -88,19 +88,23 @@ std::vector<BuiltPiece> buildPiecesGPU(
 int64_t piecesPerLaunchGPU(const GridView& image, Construction construction);
 
 // Whether a whole image fits the device, and if not, the slabs it is
-// streamed through. Returns 0 when the whole image's summary and
-// boundaries (bytesPerImage, then the voxels' ranks: about 30 bytes a
-// voxel) fit in 80% of the free device memory, and under
-// TOPOVOX_GPU_MEMORY_LIMIT bytes when that is set (a user sharing the
-// device, or a test), with its vertices and top cells within 32-bit
-// indices. Otherwise the span in voxels of slabs along *axis (the slowest
+// streamed through. Returns 0 when buildPiecesGPU's peak for the whole
+// image (MorseSummaryCUDA.cu, WholeImageBytes: the image and its gradient,
+// then the summary's or the boundaries' arrays, whichever take more) fits
+// in 80% of the free device memory, and under TOPOVOX_GPU_MEMORY_LIMIT
+// bytes when that is set (a user sharing the device, or a test), with its
+// vertices and top cells within 32-bit indices. The summary's share grows
+// with the critical cells, known only once the gradient is built: one
+// cell in six (uniform noise) is assumed, and where that does not fit but
+// none would, the gradient is built on the device to count them.
+// Otherwise the span in voxels of slabs along *axis (the slowest
 // axis of more than one voxel) of which one, with its collar, takes its
 // voxels and three bytes a cell of the same budget: the engine then builds
 // the slabs' gradients on the device one after another and the rest of
 // each slab on the CPU threads (MorsePersistence.cpp). Returns -1 when not
 // even a slab of one voxel's span fits (the whole image is then tried, and
 // its failure sends it to the CPU).
-int64_t gpuSlabSpan(const GridView& image, Construction construction, int* axis);
+int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration filtration, int* axis);
 
 // The Morse boundaries of `cells` (image `image`'s own critical cells) from
 // the gradient on the device, flattened as MorsePiece::boundaries gives
