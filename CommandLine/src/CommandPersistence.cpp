@@ -365,10 +365,14 @@ int runPersistence(const std::vector<std::string>& args)
   {
     char gb[32];
     std::snprintf(gb, sizeof gb, "%g", a.memoryLimitGb);
+    // The Morse engine's figure is its worst case (noise); say so, since a
+    // smooth image of that size may well fit (a 1024^3 CT: about a tenth).
     throw Error("the persistence of this " + image.describe() + " image (" +
       constructionName(options.construction) + " construction, " +
-      std::to_string(static_cast<long long>(cells)) + " cells) needs about " + bytesText(needed) +
-      " of memory, more than --memory-limit-gb " + gb +
+      std::to_string(static_cast<long long>(cells)) + " cells) " +
+      (a.reference ? "needs about " : "may need up to about ") + bytesText(needed) +
+      (a.reference ? std::string(" of memory") : std::string(" of memory (uniform noise's worst case; smooth images need far less)")) +
+      ", more than --memory-limit-gb " + gb +
       ": crop or sub-sample the image, or raise the limit if the machine has the memory");
   }
   if (verbose)

@@ -145,6 +145,13 @@ TV_HD bool precedesNumber(T q, T v)
     return Superlevel ? (q > v) : (q < v);
 }
 
+// The same with the neighbour's bit known at run time.
+template <bool Superlevel, typename T>
+TV_HD bool precedesNumber(T q, T v, int bit)
+{
+  return bit < kCenterBit ? (Superlevel ? (q >= v) : (q <= v)) : (Superlevel ? (q > v) : (q < v));
+}
+
 // The mask of the 26 neighbours of p that precede it, for a voxel whose
 // every neighbour exists (no bounds checks, no data-dependent branches).
 template <bool Superlevel, typename T, int... B>

@@ -63,8 +63,8 @@ TV_HD bool neighbourInside(const SoftVoxelParams& P, int64_t i, int64_t j, int64
 // number, not NaN), that precede it in the order of heights (EulerCells.h:
 // value, then index; NaN last), as bits; heightOf(b) gives the height of
 // neighbour b, asked only of those in the image. With h a number,
-// precedes() is q < h, or q == h for a neighbour of lower index (a NaN q
-// compares false both ways, as it must). The GPU reads the heights from a
+// precedes() is precedesNumber() (a NaN q compares false both ways, as it
+// must). The GPU reads the heights from a
 // tile in shared memory, the CPU from rows it computed (SoftEuler.cpp):
 // each height is computed once, not once per voxel around it.
 template <int First, int Last, typename HeightOf>
@@ -76,8 +76,7 @@ TV_HD uint32_t precedingByHeights(
   for (int b = First; b < Last; ++b)
     if (b != kCenterBit && neighbourInside(P, i, j, k, b))
     {
-      const double q = heightOf(b);
-      if (q < h || (b < kCenterBit && q == h))
+      if (precedesNumber<false>(heightOf(b), h, b))
         mask |= 1u << b;
     }
   return mask;

@@ -298,7 +298,7 @@ public:
       dims_[k] = dims[k];
     const size_t n = a.size();
     for (transport::Buffer t : { transport::Buffer::KTU, transport::Buffer::KV, transport::Buffer::Scratch })
-      buffers_[static_cast<int>(t)].assign(n, 0.0);
+      buffers_[transport::workIndex(t)].assign(n, 0.0);
     for (auto* pair : { u_, v_ })
     {
       pair[0].assign(n, logDomain ? 0.0 : 1.0 / static_cast<double>(n));
@@ -411,7 +411,7 @@ public:
 private:
   std::vector<double>& buf(transport::Buffer b)
   {
-    return b == transport::Buffer::U ? u_[uSlot_] : b == transport::Buffer::V ? v_[vSlot_] : buffers_[static_cast<int>(b)];
+    return b == transport::Buffer::U ? u_[uSlot_] : b == transport::Buffer::V ? v_[vSlot_] : buffers_[transport::workIndex(b)];
   }
 
   const std::vector<double>&a_, &b_;
@@ -420,7 +420,7 @@ private:
   int threads_;
   int64_t dims_[3];
   SeparableOperator op_;
-  std::vector<double> buffers_[5], logA_, logB_; // buffers_: KTU, KV, Scratch by their Buffer index
+  std::vector<double> buffers_[transport::kWorkBuffers], logA_, logB_; // KTU, KV, Scratch (workIndex)
   std::vector<double> u_[2], v_[2];               // two copies each: GridSinkhornSolver.h
   int uSlot_ = 0, vSlot_ = 0;
   GridField displacement_;

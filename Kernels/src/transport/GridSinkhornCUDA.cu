@@ -362,7 +362,7 @@ public:
     for (int k = 0; k < 3; ++k)
       dims_[k] = dims[k];
     for (Buffer t : { Buffer::KTU, Buffer::KV, Buffer::Scratch })
-      buffers_[static_cast<int>(t)] = std::make_unique<Array>(a.size());
+      buffers_[workIndex(t)] = std::make_unique<Array>(a.size());
     for (int k = 0; k < 2; ++k)
     {
       u_[k] = std::make_unique<Array>(a.size());
@@ -668,7 +668,7 @@ private:
   }
   double* buf(Buffer b)
   {
-    return b == Buffer::U ? u_[uSlot_]->ptr : b == Buffer::V ? v_[vSlot_]->ptr : buffers_[static_cast<int>(b)]->ptr;
+    return b == Buffer::U ? u_[uSlot_]->ptr : b == Buffer::V ? v_[vSlot_]->ptr : buffers_[workIndex(b)]->ptr;
   }
   // The scaling method's product along one axis by cuBLAS (column-major:
   // a row-major n x n F is F^T to it; a volume's lines along x are the
@@ -834,7 +834,7 @@ private:
   cublasHandle_t blas_ = context_.blas; // on stream_
   cudaStream_t stream_ = context_.stream;
   std::unique_ptr<Array> displacement_; // x, y, z per voxel, made at the end
-  std::unique_ptr<Array> buffers_[5];   // KTU, KV, Scratch by their Buffer index (U, V: below)
+  std::unique_ptr<Array> buffers_[kWorkBuffers]; // KTU, KV, Scratch (workIndex); U, V below
   std::unique_ptr<Array> u_[2], v_[2];  // two copies each (GridSinkhornSolver.h)
   int uSlot_ = 0, vSlot_ = 0;
   std::unique_ptr<Array> factors_[3][3]; // kernel, cost, position; per axis

@@ -54,6 +54,13 @@ enum class Buffer : int
   KV,
   Scratch
 };
+// The work buffers (KTU, KV, Scratch) a backend keeps in an array; u and v
+// are kept apart, two copies each.
+constexpr int kWorkBuffers = 3;
+inline int workIndex(Buffer b)
+{
+  return static_cast<int>(b) - static_cast<int>(Buffer::KTU);
+}
 
 // The factor sets: the kernel, and per axis the kernel with that axis's
 // factor times its cost term or times the position (for the cost and the
