@@ -380,6 +380,24 @@ int main(int argc, char** argv)
     if (zeros[k] == 0 && (k % 3) == 0)
       zeros[k] = -0.0f;
   compare("float with signed zeros", GridView::contiguous(zeros.data(), ScalarType::Float32, 12, 11, 10));
+  // Negative and positive integers: the boundaries' ranks sort them by keys
+  // of their own width, the sign bit flipped (complemented for superlevel).
+  {
+    std::vector<int8_t> i8(14 * 13 * 12);
+    std::vector<int16_t> i16(i8.size());
+    std::vector<int32_t> i32(i8.size());
+    std::uniform_int_distribution<int> pick(-6, 5);
+    for (size_t k = 0; k < i8.size(); ++k)
+    {
+      const int v = pick(rng);
+      i8[k] = static_cast<int8_t>(v * 20);
+      i16[k] = static_cast<int16_t>(v * 5000);
+      i32[k] = v * 300000000;
+    }
+    compare("int8 of both signs", GridView::contiguous(i8.data(), ScalarType::Int8, 14, 13, 12));
+    compare("int16 of both signs", GridView::contiguous(i16.data(), ScalarType::Int16, 14, 13, 12));
+    compare("int32 of both signs", GridView::contiguous(i32.data(), ScalarType::Int32, 14, 13, 12));
+  }
   // Larger: many thread blocks.
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));

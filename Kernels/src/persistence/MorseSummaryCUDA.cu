@@ -553,11 +553,11 @@ std::vector<BuiltPiece> summarizeOnDevice(const std::vector<GridView>& images, c
 // one after the other, the summary's arrays (the paths' roots, four bytes
 // a vertex and a top cell; per critical cell its index in the list and its
 // results: cell, voxel, two edge ends and two dual ends as 32- or 64-bit
-// indices, and a dimension byte) and the boundaries' (3D images, and 2D
-// ones with NaN) (a 2-byte word a cell; the voxels' ranks: while they
-// are sorted, the keys (RankKey: the value's width for integers of up to
-// 32 bits, else 8 bytes) and indices double-buffered, and the ranks; then
-// the ranks and, where cellKeysWanted, 4-byte cell keys).
+// indices, and a dimension byte) and the boundaries' (made for 3D images,
+// and 2D ones with NaN): a 2-byte word a cell; the voxels' ranks, while
+// they are sorted, with the keys (RankKey: the value's width for integers
+// of up to 32 bits, else 8 bytes) and indices double-buffered; then the
+// ranks and, where cellKeysWanted, 4-byte cell keys.
 struct WholeImageBytes
 {
   double gradient, roots, perCritical, boundaries;
