@@ -3,7 +3,8 @@
 // values are the birth and the death. Runs the discrete Morse engine
 // (computePersistence, Persistence.h) or, with --engine reference, the
 // reference engine that holds every cell's boundary in memory; inputs an
-// engine cannot hold within --memory-limit-gb are refused before it starts.
+// engine cannot hold within --memory-limit-gb are refused before it starts,
+// or, for the Morse engine, once it has counted the critical cells.
 #include "Commands.h"
 
 #include "CommandSteps.h"
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstddef>
 #include <cstdlib>
+#include <unistd.h>
 #include <limits>
 #include <stdexcept>
 
@@ -44,7 +46,7 @@ struct PersistenceArguments
   ExecutionOptions execution;
   PersistenceOptions diagram;
   int maxDimension = -1; // -1: the image's dimension
-  double memoryLimitGb = 8;
+  double memoryLimitGb = 0; // 0: auto, 80% of this machine's memory
   bool reference = false; // --engine reference
   bool batch = false;     // --batch: numpy's first axis indexes images
   DiagramFormat format = DiagramFormat::TopoVox;
@@ -58,11 +60,30 @@ struct PersistenceArguments
 // smallest images. A 3D image has about 8 cells a voxel (1.1 kB a voxel),
 // a 2D one 4 (560 bytes).
 constexpr double ReferenceBytesPerCell = 140;
-// The Morse engine holds three bytes a cell (gradient, owner, step), two
-// doubles a voxel and its critical cells: peak resident memory on uniform
-// noise (the most critical cells) was about 30 bytes a cell at 60^3 and
-// 120^3; smooth images need less.
-constexpr double MorseBytesPerCell = 35;
+// The Morse engine's peak resident memory (whole process, CPU path; the
+// GPU path's host memory is less) is about 4 bytes a cell whatever the
+// image (the gradient's three, the values) plus about 180 bytes a critical
+// cell (the summary, the pairing's tables, PHAT's columns, the diagram):
+// measured 4.3 and 5.3 bytes a cell on bonsai_256 and colin27_t1 (one cell
+// in 530 and 100 critical), 20 to 26 on uniform noise (one in six to
+// eleven), 4.4 on a 1024^3 upsampled CT. With margins, the part known from
+// the image's size is checked before computing, and the rest bounds the
+// critical cells the engine may find (PersistenceOptions::maxCriticalCells).
+constexpr double MorseBytesPerCell = 4.5;
+constexpr double MorseBytesPerCritical = 200;
+// Uniform noise's share of critical cells, for the worst case quoted.
+constexpr double NoiseCriticalShare = 1.0 / 6.0;
+
+// This machine's memory, for the default limit (0 where it cannot be read).
+double physicalMemoryBytes()
+{
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && size > 0)
+    return static_cast<double>(pages) * static_cast<double>(size);
+#endif
+  return 0;
+}
 
 // Cells of the complex: on the doubled grid, 2n - 1 positions along an axis
 // of n voxels for V (voxels are vertices), 2n + 1 for T (voxels are cubes,
@@ -148,12 +169,18 @@ void addPersistenceOptions(OptionParser& p, PersistenceArguments& a)
     });
   p.section("Memory");
   p.value("memory-limit-gb", 0, "G",
-    "refuse, before computing, an input whose complex\nwould need more than G GiB (morse: "
-    "about 280\nbytes a voxel in 3D at most; reference: 1.1 kB);\ninf for no limit",
-    "8", [&a](const std::string& text) {
+    "refuse an input whose computation would need\nmore than G GiB: before computing from its size\n(morse: "
+    "4.5 bytes a cell, reference: 140),\nthen (morse) once its critical cells are known\n(200 bytes each; "
+    "noise has one cell in six);\nauto: 80% of this machine's memory; inf: no limit",
+    "auto", [&a](const std::string& text) {
+      if (text == "auto")
+      {
+        a.memoryLimitGb = 0;
+        return;
+      }
       const double g = parseNumber(text);
       if (!(g > 0))
-        throw UsageError("expected a number of GiB > 0, got '" + text + "'");
+        throw UsageError("expected a number of GiB > 0, or auto, got '" + text + "'");
       a.memoryLimitGb = g;
     });
   addExecutionOptions(p, a.execution);
@@ -355,35 +382,58 @@ int runPersistence(const std::vector<std::string>& args)
   const int dimension = grid.dimension();
   options.maxDimension = a.maxDimension >= 0 ? a.maxDimension : dimension;
 
-  // The engine would be killed by the system (or thrash) long
-  // before it could report running out of memory: refuse now instead.
+  // The engine would be killed by the system (or thrash) long before it
+  // could report running out of memory: refuse now what the image's size
+  // alone rules out, and have the Morse engine stop, before pairing, if
+  // it finds more critical cells than the rest of the limit holds.
   const double cells = cellCount(grid, options.construction);
-  const double needed = cells * (a.reference ? ReferenceBytesPerCell : MorseBytesPerCell) +
-    static_cast<double>(image.bytes.size());
-  const double limit = a.memoryLimitGb * 1024.0 * 1024.0 * 1024.0;
+  const double inputBytes = static_cast<double>(image.bytes.size());
+  const double needed = cells * (a.reference ? ReferenceBytesPerCell : MorseBytesPerCell) + inputBytes;
+  const double noise = needed + (a.reference ? 0.0 : cells * NoiseCriticalShare * MorseBytesPerCritical);
+  const double physical = physicalMemoryBytes();
+  const double limit = a.memoryLimitGb > 0 ? a.memoryLimitGb * 1024.0 * 1024.0 * 1024.0
+    : physical > 0 ? 0.8 * physical : 8.0 * 1024.0 * 1024.0 * 1024.0;
+  char limitText[96];
+  if (a.memoryLimitGb > 0)
+    std::snprintf(limitText, sizeof limitText, "--memory-limit-gb %g", a.memoryLimitGb);
+  else
+    std::snprintf(limitText, sizeof limitText, "the default limit (%s, 80%% of this machine's memory)",
+      bytesText(limit).c_str());
+  const std::string what = "the persistence of this " + image.describe() + " image (" +
+    constructionName(options.construction) + " construction, " + std::to_string(static_cast<long long>(cells)) +
+    " cells)";
+  const std::string advice =
+    ": crop or sub-sample the image, or raise --memory-limit-gb if the machine has the memory";
   if (needed > limit)
-  {
-    char gb[32];
-    std::snprintf(gb, sizeof gb, "%g", a.memoryLimitGb);
-    // The Morse engine's figure is its worst case (noise); say so, since a
-    // smooth image of that size may well fit (a 1024^3 CT: about a tenth).
-    throw Error("the persistence of this " + image.describe() + " image (" +
-      constructionName(options.construction) + " construction, " +
-      std::to_string(static_cast<long long>(cells)) + " cells) " +
-      (a.reference ? "needs about " : "may need up to about ") + bytesText(needed) +
-      (a.reference ? std::string(" of memory") : std::string(" of memory (uniform noise's worst case; smooth images need far less)")) +
-      ", more than --memory-limit-gb " + gb +
-      ": crop or sub-sample the image, or raise the limit if the machine has the memory");
-  }
+    throw Error(what + " needs " + (a.reference ? "about " : "at least about ") + bytesText(needed) +
+      " of memory, more than " + limitText + advice);
+  if (!a.reference && std::isfinite(limit))
+    options.maxCriticalCells = static_cast<int64_t>(std::min(9.0e18, (limit - needed) / MorseBytesPerCritical));
   if (verbose)
     say(std::string("complex: ") + constructionName(options.construction) + " construction, " +
-      std::to_string(dimension) + "D, " + std::to_string(static_cast<long long>(cells)) +
-      " cells, about " + bytesText(needed) + " of memory");
+      std::to_string(dimension) + "D, " + std::to_string(static_cast<long long>(cells)) + " cells, about " +
+      bytesText(needed) + " of memory" +
+      (a.reference ? std::string()
+                   : " and " + std::to_string(static_cast<int>(MorseBytesPerCritical)) +
+            " bytes a critical cell (uniform noise: about " + bytesText(noise) + " in all)") +
+      "; limit " + bytesText(limit));
 
   ProgressBar bar("topovox: persistence");
   options.progress = bar.callback();
   watch.restart();
-  const PersistenceDiagram diagram = computeDiagram(grid, options, a.reference);
+  PersistenceDiagram diagram;
+  try
+  {
+    diagram = computeDiagram(grid, options, a.reference);
+  }
+  catch (const CriticalCellLimit& e)
+  {
+    bar.clear();
+    throw Error(what + " has " + std::to_string(static_cast<long long>(e.criticalCells)) +
+      " critical cells in its discrete gradient: it would need about " +
+      bytesText(needed + static_cast<double>(e.criticalCells) * MorseBytesPerCritical) + " of memory, more than " +
+      limitText + advice);
+  }
   bar.clear();
   warn(diagram.warnings);
   if (options.device == Device::GPU && diagram.device != Device::GPU && diagram.warnings.empty())

@@ -401,6 +401,27 @@ int main(int argc, char** argv)
   // Larger: many thread blocks.
   std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
   compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  // maxCriticalCells on the GPU path: one under the count stops it with
+  // CriticalCellLimit and that count, before the pairing.
+  {
+    const GridView g = GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33);
+    PersistenceOptions po;
+    po.device = Device::GPU;
+    const PersistenceDiagram free = computePersistence(g, po);
+    po.maxCriticalCells = free.criticalCells - 1;
+    int64_t reported = -1;
+    try
+    {
+      computePersistence(g, po);
+    }
+    catch (const CriticalCellLimit& e)
+    {
+      reported = e.criticalCells;
+    }
+    expect(free.device == Device::GPU && reported == free.criticalCells,
+      "GPU: maxCriticalCells one under the count stops the engine, reporting " + std::to_string(reported) + " of " +
+        std::to_string(free.criticalCells));
+  }
   // The boundaries' passes squeezed (MorseBoundaryCUDA.cu): each case sets
   // its variables, compares with the CPU, and unsets them.
   //  - device scratch too small for most traversals (heaps of 6, records of

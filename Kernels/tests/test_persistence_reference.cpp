@@ -440,5 +440,36 @@ int main()
     expect(fine, "the volume needs Morse boundaries (the refusals above are exercised)");
     expect(samePairs(once, computePersistenceReference(g, po)), "the lists given once: the reference's diagram");
   }
+  // maxCriticalCells: one under the gradient's count stops the engine with
+  // CriticalCellLimit, which reports that count; the count itself runs it
+  // (one piece, and blocks, whose pieces each have fewer).
+  {
+    std::vector<float> noise = randomValues<float>(rng, 11 * 10 * 9, 50);
+    const GridView g = GridView::contiguous(noise.data(), ScalarType::Float32, 11, 10, 9);
+    for (int64_t block : { int64_t(0), int64_t(4) })
+    {
+      PersistenceOptions po;
+      po.threads = 2;
+      po.blockSize = block;
+      const PersistenceDiagram free = computePersistence(g, po);
+      const std::string words = block ? " (blocks of 4)" : " (one piece)";
+      po.maxCriticalCells = free.criticalCells - 1;
+      int64_t reported = -1;
+      try
+      {
+        computePersistence(g, po);
+      }
+      catch (const CriticalCellLimit& e)
+      {
+        reported = e.criticalCells;
+      }
+      expect(block ? reported > po.maxCriticalCells && reported <= free.criticalCells
+                   : reported == free.criticalCells,
+        "maxCriticalCells one under the count stops the engine" + words + ", reporting " + std::to_string(reported) +
+          " of " + std::to_string(free.criticalCells));
+      po.maxCriticalCells = free.criticalCells;
+      expect(samePairs(computePersistence(g, po), free), "maxCriticalCells at the count: the same diagram" + words);
+    }
+  }
   return kernel_check::finish();
 }

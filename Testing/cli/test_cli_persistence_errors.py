@@ -5,7 +5,8 @@ usage errors) with exactly one line `topovox: <reason>` on stderr, nothing on
 stdout, and no output file (nor a temporary one) left behind; an existing
 output survives a failed run. Covers the options of the command, the memory
 limit (an input too large for the reference engine is refused before it
-starts, quickly), the runs that succeed with a warning, --help, --verbose,
+starts, quickly; noise refused once its critical cells are counted, where a
+smooth image runs), the runs that succeed with a warning, --help, --verbose,
 Ctrl-C, and odd or damaged inputs (never a crash).
 
 Usage: test_cli_persistence_errors.py --topovox PATH --data DIR [--show]
@@ -85,30 +86,51 @@ def run_all(r, data_dir):
     _write(bad, buffer.getvalue()[:-9])
     E("truncated .npy", [P, bad], 1, "truncated")
 
-    # The memory limit: refused before the engine starts, with the estimate
-    # and the limit in the message; an explicit small limit on a small image,
-    # then the default limit (8 GiB) on a 320^3 volume (32M voxels, up to
-    # 8.5 GiB for the Morse engine, 34 GiB for the reference one), which
-    # must be refused quickly. The Morse engine's figure is a worst case,
-    # and the message says so; the reference engine's is not.
-    E("--memory-limit-gb small", [P, good, "--memory-limit-gb", "1e-6"], 1,
-      r"may need up to about [0-9.]+ KiB of memory \(uniform noise's worst case.*more than --memory-limit-gb 1e-06")
+    # The memory limit. What the image's size alone rules out is refused
+    # before the engine starts (the Morse engine's "at least": 4.5 bytes a
+    # cell; the reference engine's 140), quickly; what its critical cells
+    # rule out (200 bytes each) once the gradient has counted them: noise,
+    # which has one cell in about ten, is refused where a smooth image of
+    # the same size runs.
+    E("--memory-limit-gb small", [P, good, "--memory-limit-gb", "1e-7"], 1,
+      r"needs at least about [0-9.]+ bytes of memory, more than --memory-limit-gb 1e-07")
     E("--memory-limit-gb small, reference engine", [P, good, "--engine", "reference", "--memory-limit-gb", "1e-6"], 1,
       r"needs about [0-9.]+ KiB of memory, more than --memory-limit-gb 1e-06")
     big = r.path("big.npy.gz")
     with gzip.open(big, "wb", compresslevel=1) as f:
         np.save(f, np.zeros((320, 320, 320), dtype=np.uint8))
     started = time.time()
-    E("default memory limit", [P, big], 1,
-      r"320x320x320 uint8.*may need up to about [0-9.]+ GiB.*more than --memory-limit-gb 8\b")
+    E("size over the limit", [P, big, "--memory-limit-gb", "1"], 1,
+      r"320x320x320 uint8.*needs at least about 1\.1[0-9]* GiB.*more than --memory-limit-gb 1\b")
     expect(time.time() - started < 30, f"the refusal took {time.time() - started:.1f} s")
-    E("T needs more cells", [P, good, "--construction", "T", "--memory-limit-gb", "1e-6"], 1,
+    noise = r.path("noise.npy")
+    np.save(noise, np.random.default_rng(5).integers(0, 256, (64, 64, 64)).astype(np.uint8))
+    smooth = r.path("smooth.npy")
+    z, y, x = np.mgrid[0:64, 0:64, 0:64]
+    np.save(smooth, (((x - 20) ** 2 + (y - 30) ** 2 + (z - 40) ** 2) // 16).astype(np.uint8))
+    E("critical cells over the limit", [P, noise, "--memory-limit-gb", "0.02"], 1,
+      r"64x64x64 uint8 image \(V construction, 2048383 cells\) has [0-9]+ critical cells in its discrete gradient: "
+      r"it would need about [0-9.]+ MiB of memory, more than --memory-limit-gb 0\.02")
+    out = os.path.join(r.outdir, "smooth.csv")
+    p = r.run([P, smooth, "--memory-limit-gb", "0.02", "-o", out])
+    expect(p.returncode == 0 and os.path.exists(out), f"a smooth image within the limit: {p.stderr!r}")
+    os.remove(out)
+    # The default limit is 80% of this machine's memory.
+    if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        p = r.run([P, good, "-v", "-o", out])
+        said = re.search(r"; limit ([0-9.]+) GiB\n", p.stderr)
+        expect(p.returncode == 0 and said is not None and
+               abs(float(said.group(1)) - 0.8 * physical / 2 ** 30) <= 0.01 * 0.8 * physical / 2 ** 30,
+               f"the default limit is not 80% of {physical} bytes: {p.stderr!r}")
+        os.remove(out)
+    E("T needs more cells", [P, good, "--construction", "T", "--memory-limit-gb", "1e-7"], 1,
       "T construction")
     # A failed run leaves an existing output untouched.
     keep = os.path.join(r.outdir, "keep.csv")
     with open(keep, "w") as f:
         f.write("old contents\n")
-    p = r.run([P, good, "--memory-limit-gb", "1e-6", "-o", keep])
+    p = r.run([P, good, "--memory-limit-gb", "1e-7", "-o", keep])
     with open(keep) as f:
         expect(p.returncode == 1 and f.read() == "old contents\n",
                "a refused run changed an existing output")
@@ -152,7 +174,7 @@ def run_all(r, data_dir):
     # Every option, and the default of every option that has one.
     defaults = {"--construction": "V", "--filtration": "sublevel",
                 "--max-dimension": "the image's dimension", "--min-persistence": "0",
-                "--format": "topovox", "--memory-limit-gb": "8", "--device": "auto",
+                "--format": "topovox", "--memory-limit-gb": "auto", "--device": "auto",
                 "--threads": "0", "--byte-order": "little"}
     flat = re.sub(r"\s+", " ", p.stdout)
     for option in list(defaults) + ["--output", "--verbose", "--help", "--dims", "--dtype"]:

@@ -35,6 +35,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,30 @@ struct PersistenceOptions
   // together, as MPI ranks do (PersistencePieces.h); 0: one block using all
   // threads. The diagram is the same either way.
   int64_t blockSize = 0;
+  // Morse engine, one image: stop with CriticalCellLimit, before pairing,
+  // when the discrete gradient has more critical cells than this (-1: no
+  // limit). The pairing's memory grows with them (about 200 bytes each on
+  // the host, beside about 4.5 bytes a cell for the rest: measured peaks,
+  // bench/README.md), so a caller with a memory budget (the command line's
+  // --memory-limit-gb) can run a large smooth image, which has few, and
+  // refuse noise of the same size, which has one cell in six or ten.
+  int64_t maxCriticalCells = -1;
   ProgressCallback progress;
+};
+
+// What computePersistence throws when options.maxCriticalCells is exceeded
+// (on the CPU path as soon as a piece's gradient has more: `cells` is then
+// that piece's).
+struct CriticalCellLimit : std::runtime_error
+{
+  CriticalCellLimit(int64_t found, int64_t cellCount)
+    : std::runtime_error("persistence: the discrete gradient has " + std::to_string(found) + " critical cells of " +
+        std::to_string(cellCount) + ", more than the limit given")
+    , criticalCells(found)
+    , cells(cellCount)
+  {
+  }
+  int64_t criticalCells, cells;
 };
 
 struct PersistencePair

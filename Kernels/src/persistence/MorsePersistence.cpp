@@ -6,6 +6,7 @@
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
+#include "CubicalCells.h"
 #include "DiagramAssembly.h"
 #include "MorseSummaryGPU.h"
 
@@ -192,6 +193,14 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   }
   stages.lap("gradient and paths");
   stages.progress(0.4);
+  if (options.maxCriticalCells >= 0)
+  {
+    int64_t critical = 0;
+    for (const MorsePiece& p : pieces)
+      critical += static_cast<int64_t>(p.summary().critical.size());
+    if (critical > options.maxCriticalCells)
+      throw CriticalCellLimit(critical, cubical::CellGrid(grid, options.construction).cellCount());
+  }
   PersistenceDiagram diagram = pairPieces(pieces, grid, options, threads, stages);
   if (slabSpan > 0)
     diagram.warnings += std::string(diagram.warnings.empty() ? "" : "\n") +

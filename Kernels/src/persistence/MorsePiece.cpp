@@ -281,6 +281,10 @@ struct MorsePiece::Impl
     G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
     Value = OrientedValues(local, super, Threads, &Summary.hasNan);
     collectCritical();
+    // Over the caller's limit: stop before the paths and the pairing, whose
+    // memory grows with the critical cells (Persistence.h).
+    if (options.maxCriticalCells >= 0 && static_cast<int64_t>(Summary.critical.size()) > options.maxCriticalCells)
+      throw CriticalCellLimit(static_cast<int64_t>(Summary.critical.size()), Cells.cellCount());
     if (Top >= 2)
       collectEdgeEnds();
     if (Top >= 1 && !Summary.hasNan)
