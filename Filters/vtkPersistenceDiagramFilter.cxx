@@ -211,8 +211,21 @@ int vtkPersistenceDiagramFilter::RequestData(
   topovox_vtk::allReduceMinMax(this->Controller, ranks, range[0], range[1]);
 
   topovox::PersistenceDiagram result;
+  // A complex this machine cannot hold is refused rather than run out of
+  // memory in the server: what the image's size alone needs, now; the
+  // critical cells, once the engine has counted them (Persistence.h).
+  const double budget = topovox::defaultPersistenceMemoryBudget();
+  double needed = 0;
+  auto gib = [](double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); };
   try
   {
+    if (ranks == 1 && !topovox::fitPersistenceMemory(grid, budget, options, &needed))
+    {
+      vtkErrorMacro(<< "Persistence diagram: the image's complex needs at least about " << gib(needed)
+                    << " GiB of memory, more than 80% of this machine's (" << gib(budget)
+                    << " GiB): crop or sub-sample the image.");
+      return 0;
+    }
     if (ranks == 1)
       result = topovox::computePersistence(grid, options);
     else
@@ -226,6 +239,15 @@ int vtkPersistenceDiagramFilter::RequestData(
   catch (const topovox::Aborted&)
   {
     vtkWarningMacro(<< "Persistence diagram: aborted by the user.");
+    return 0;
+  }
+  catch (const topovox::CriticalCellLimit& e)
+  {
+    vtkErrorMacro(<< "Persistence diagram: the image's discrete gradient has " << e.criticalCells
+                  << " critical cells: the diagram would need about "
+                  << gib(needed + static_cast<double>(e.criticalCells) * topovox::kMorseBytesPerCriticalCell)
+                  << " GiB of memory, more than 80% of this machine's (" << gib(budget)
+                  << " GiB): crop or sub-sample the image.");
     return 0;
   }
   catch (const std::exception& e)

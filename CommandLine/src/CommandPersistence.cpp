@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <cstddef>
 #include <cstdlib>
-#include <unistd.h>
 #include <limits>
 #include <stdexcept>
 
@@ -60,30 +59,9 @@ struct PersistenceArguments
 // smallest images. A 3D image has about 8 cells a voxel (1.1 kB a voxel),
 // a 2D one 4 (560 bytes).
 constexpr double ReferenceBytesPerCell = 140;
-// The Morse engine's peak resident memory (whole process, CPU path; the
-// GPU path's host memory is less) is about 4 bytes a cell whatever the
-// image (the gradient's three, the values) plus about 180 bytes a critical
-// cell (the summary, the pairing's tables, PHAT's columns, the diagram):
-// measured 4.3 and 5.3 bytes a cell on bonsai_256 and colin27_t1 (one cell
-// in 530 and 100 critical), 20 to 26 on uniform noise (one in six to
-// eleven), 4.4 on a 1024^3 upsampled CT. With margins, the part known from
-// the image's size is checked before computing, and the rest bounds the
-// critical cells the engine may find (PersistenceOptions::maxCriticalCells).
-constexpr double MorseBytesPerCell = 4.5;
-constexpr double MorseBytesPerCritical = 200;
-// Uniform noise's share of critical cells, for the worst case quoted.
+// Uniform noise's share of critical cells, for the worst case quoted (the
+// Morse engine's memory model: Persistence.h, fitPersistenceMemory).
 constexpr double NoiseCriticalShare = 1.0 / 6.0;
-
-// This machine's memory, for the default limit (0 where it cannot be read).
-double physicalMemoryBytes()
-{
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
-  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && size > 0)
-    return static_cast<double>(pages) * static_cast<double>(size);
-#endif
-  return 0;
-}
 
 // Cells of the complex: on the doubled grid, 2n - 1 positions along an axis
 // of n voxels for V (voxels are vertices), 2n + 1 for T (voxels are cubes,
@@ -387,12 +365,8 @@ int runPersistence(const std::vector<std::string>& args)
   // alone rules out, and have the Morse engine stop, before pairing, if
   // it finds more critical cells than the rest of the limit holds.
   const double cells = cellCount(grid, options.construction);
-  const double inputBytes = static_cast<double>(image.bytes.size());
-  const double needed = cells * (a.reference ? ReferenceBytesPerCell : MorseBytesPerCell) + inputBytes;
-  const double noise = needed + (a.reference ? 0.0 : cells * NoiseCriticalShare * MorseBytesPerCritical);
-  const double physical = physicalMemoryBytes();
   const double limit = a.memoryLimitGb > 0 ? a.memoryLimitGb * 1024.0 * 1024.0 * 1024.0
-    : physical > 0 ? 0.8 * physical : 8.0 * 1024.0 * 1024.0 * 1024.0;
+                                           : defaultPersistenceMemoryBudget();
   char limitText[96];
   if (a.memoryLimitGb > 0)
     std::snprintf(limitText, sizeof limitText, "--memory-limit-gb %g", a.memoryLimitGb);
@@ -404,17 +378,18 @@ int runPersistence(const std::vector<std::string>& args)
     " cells)";
   const std::string advice =
     ": crop or sub-sample the image, or raise --memory-limit-gb if the machine has the memory";
-  if (needed > limit)
+  double needed = cells * ReferenceBytesPerCell + static_cast<double>(image.bytes.size());
+  const bool fits = a.reference ? needed <= limit : fitPersistenceMemory(grid, limit, options, &needed);
+  if (!fits)
     throw Error(what + " needs " + (a.reference ? "about " : "at least about ") + bytesText(needed) +
       " of memory, more than " + limitText + advice);
-  if (!a.reference && std::isfinite(limit))
-    options.maxCriticalCells = static_cast<int64_t>(std::min(9.0e18, (limit - needed) / MorseBytesPerCritical));
+  const double noise = needed + (a.reference ? 0.0 : cells * NoiseCriticalShare * kMorseBytesPerCriticalCell);
   if (verbose)
     say(std::string("complex: ") + constructionName(options.construction) + " construction, " +
       std::to_string(dimension) + "D, " + std::to_string(static_cast<long long>(cells)) + " cells, about " +
       bytesText(needed) + " of memory" +
       (a.reference ? std::string()
-                   : " and " + std::to_string(static_cast<int>(MorseBytesPerCritical)) +
+                   : " and " + std::to_string(static_cast<int>(kMorseBytesPerCriticalCell)) +
             " bytes a critical cell (uniform noise: about " + bytesText(noise) + " in all)") +
       "; limit " + bytesText(limit));
 
@@ -431,7 +406,7 @@ int runPersistence(const std::vector<std::string>& args)
     bar.clear();
     throw Error(what + " has " + std::to_string(static_cast<long long>(e.criticalCells)) +
       " critical cells in its discrete gradient: it would need about " +
-      bytesText(needed + static_cast<double>(e.criticalCells) * MorseBytesPerCritical) + " of memory, more than " +
+      bytesText(needed + static_cast<double>(e.criticalCells) * kMorseBytesPerCriticalCell) + " of memory, more than " +
       limitText + advice);
   }
   bar.clear();

@@ -440,6 +440,26 @@ int main()
     expect(fine, "the volume needs Morse boundaries (the refusals above are exercised)");
     expect(samePairs(once, computePersistenceReference(g, po)), "the lists given once: the reference's diagram");
   }
+  // fitPersistenceMemory: the size's share is 4.5 bytes a cell and the
+  // input's bytes (11 x 10 x 9 float: 21 x 19 x 17 V cells); the rest of the
+  // budget holds 200 bytes a critical cell; no finite budget, no limit.
+  {
+    std::vector<float> values(11 * 10 * 9, 1.0f);
+    const GridView g = GridView::contiguous(values.data(), ScalarType::Float32, 11, 10, 9);
+    const double size = 21.0 * 19 * 17 * kMorseBytesPerCell + 11.0 * 10 * 9 * 4;
+    PersistenceOptions po;
+    double needed = 0;
+    expect(!fitPersistenceMemory(g, size - 1, po, &needed) && needed == size && po.maxCriticalCells == -1,
+      "a budget under the size's share is refused, the share reported");
+    expect(fitPersistenceMemory(g, size + 7 * kMorseBytesPerCriticalCell + 1, po, &needed) &&
+        po.maxCriticalCells == 7,
+      "the rest of the budget bounds the critical cells (" + std::to_string(po.maxCriticalCells) + ")");
+    PersistenceOptions unlimited;
+    expect(fitPersistenceMemory(g, std::numeric_limits<double>::infinity(), unlimited, nullptr) &&
+        unlimited.maxCriticalCells == -1,
+      "an infinite budget sets no limit");
+    expect(defaultPersistenceMemoryBudget() > 0, "the default budget is positive");
+  }
   // maxCriticalCells: one under the gradient's count stops the engine with
   // CriticalCellLimit, which reports that count; the count itself runs it
   // (one piece, and blocks, whose pieces each have fewer).

@@ -66,6 +66,29 @@ struct PersistenceOptions
   ProgressCallback progress;
 };
 
+// The Morse engine's host memory (peak resident, whole process, CPU path;
+// the GPU path's is less): about 4 bytes a cell of the complex whatever the
+// image (the gradient's three, the values) plus about 180 bytes a critical
+// cell of its gradient (its summary, the pairing's tables, PHAT's columns,
+// the diagram). Measured (bench/README.md, nineteenth session): 4.3 and
+// 5.3 bytes a cell on bonsai_256 and colin27_t1, 4.4 on a 1024^3
+// upsampled CT, 20 to 26 on uniform noise (one cell in six to eleven
+// critical). With margins:
+constexpr double kMorseBytesPerCell = 4.5;
+constexpr double kMorseBytesPerCriticalCell = 200;
+
+// A memory budget for computePersistence (Morse engine, one image): false
+// when the image's size alone needs more than budgetBytes; otherwise
+// options.maxCriticalCells is set to what the rest of the budget holds, so
+// that the engine stops with CriticalCellLimit, before pairing, where the
+// gradient has more (noise) instead of running out of memory. *needed
+// (when given): the size's share in bytes, the input's array included.
+bool fitPersistenceMemory(const GridView& grid, double budgetBytes, PersistenceOptions& options, double* needed);
+
+// The default budget: 80% of this machine's memory (8 GiB where it cannot
+// be read).
+double defaultPersistenceMemoryBudget();
+
 // What computePersistence throws when options.maxCriticalCells is exceeded
 // (on the CPU path as soon as a piece's gradient has more: `cells` is then
 // that piece's).
