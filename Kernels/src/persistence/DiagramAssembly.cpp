@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -84,20 +85,51 @@ void DiagramBuilder::essential(const PairCell& birth)
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
   // Dimension, birth, death, then the voxels: a total order, so that the
-  // rows come out the same whatever the number of threads.
+  // rows come out the same whatever the number of threads. The pairs are
+  // 88 bytes each: their order is sorted as 4-byte indices (on the threads)
+  // and then applied in place, one move a pair, instead of moving the pairs
+  // themselves at every step of the sort (colin27_t1's 192,465 pairs: 13 to
+  // 17 ms on 16 threads that way).
   const bool super = Super;
-  parallelSort(Pairs, Options.threads > 0 ? Options.threads : defaultThreadCount(),
-    [super](const PersistencePair& a, const PersistencePair& b) {
-      if (a.dimension != b.dimension)
-        return a.dimension < b.dimension;
-      if (a.birth != b.birth)
-        return super ? a.birth > b.birth : a.birth < b.birth;
-      if (a.death != b.death)
-        return super ? a.death > b.death : a.death < b.death;
-      return std::lexicographical_compare(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel, b.birthVoxel + 3) ||
-        (std::equal(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel) &&
-          std::lexicographical_compare(a.deathVoxel, a.deathVoxel + 3, b.deathVoxel, b.deathVoxel + 3));
-    });
+  auto less = [super](const PersistencePair& a, const PersistencePair& b) {
+    if (a.dimension != b.dimension)
+      return a.dimension < b.dimension;
+    if (a.birth != b.birth)
+      return super ? a.birth > b.birth : a.birth < b.birth;
+    if (a.death != b.death)
+      return super ? a.death > b.death : a.death < b.death;
+    return std::lexicographical_compare(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel, b.birthVoxel + 3) ||
+      (std::equal(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel) &&
+        std::lexicographical_compare(a.deathVoxel, a.deathVoxel + 3, b.deathVoxel, b.deathVoxel + 3));
+  };
+  const size_t n = Pairs.size();
+  if (n > size_t(UINT32_MAX))
+  {
+    parallelSort(Pairs, Options.threads > 0 ? Options.threads : defaultThreadCount(), less);
+    return std::move(Pairs);
+  }
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), uint32_t(0));
+  parallelSort(order, Options.threads > 0 ? Options.threads : defaultThreadCount(),
+    [&](uint32_t a, uint32_t b) { return less(Pairs[a], Pairs[b]); });
+  // Position i takes the pair at order[i]: each cycle of the permutation
+  // is walked once, holding its first pair aside.
+  for (size_t start = 0; start < n; ++start)
+  {
+    if (order[start] == start)
+      continue;
+    PersistencePair held = std::move(Pairs[start]);
+    size_t at = start;
+    while (order[at] != start)
+    {
+      const size_t from = order[at];
+      Pairs[at] = std::move(Pairs[from]);
+      order[at] = static_cast<uint32_t>(at);
+      at = from;
+    }
+    Pairs[at] = std::move(held);
+    order[at] = static_cast<uint32_t>(at);
+  }
   return std::move(Pairs);
 }
 

@@ -34,6 +34,41 @@ bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
   return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
 }
 
+// The j in [0, n) where keep(j) holds, in increasing order, found on the
+// threads: each chunk counts its own, then writes them after the counts of
+// the chunks before it. The pairing's lists of the critical cells of one
+// kind (hundreds of thousands of cells on a real volume) were one thread's
+// loops.
+template <typename Keep>
+std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
+{
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(threads, n >> 15));
+  auto chunkStart = [&](int64_t c) { return n * c / chunks; };
+  std::vector<int64_t> count(static_cast<size_t>(chunks) + 1, 0);
+  parallelFor(chunks, static_cast<int>(chunks), [&](int, int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+    {
+      int64_t k = 0;
+      for (int64_t j = chunkStart(c); j < chunkStart(c + 1); ++j)
+        k += keep(j) ? 1 : 0;
+      count[static_cast<size_t>(c) + 1] = k;
+    }
+  });
+  for (size_t c = 1; c < count.size(); ++c)
+    count[c] += count[c - 1];
+  std::vector<int64_t> out(static_cast<size_t>(count.back()));
+  parallelFor(chunks, static_cast<int>(chunks), [&](int, int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+    {
+      int64_t at = count[static_cast<size_t>(c)];
+      for (int64_t j = chunkStart(c); j < chunkStart(c + 1); ++j)
+        if (keep(j))
+          out[static_cast<size_t>(at++)] = j;
+    }
+  });
+  return out;
+}
+
 // Sorts critical cells into the filtration order. One piece lists its cells
 // in increasing index order: a stable LSD radix sort on (value, dimension)
 // then gives the order in a few passes over the bytes that differ (the high
@@ -258,7 +293,8 @@ struct MorsePairing::Impl
     const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
     // Per (d-1)-cell position, the ends of its two dual paths (maxima's
     // dense indices).
-    std::vector<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } });
+    LargeArray<std::array<int64_t, 2>> ends(Critical.size());
+    ends.fill({ { -1, -1 } }, threads());
     translate(DualEnds);
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
@@ -299,13 +335,13 @@ struct MorsePairing::Impl
     std::vector<int64_t> minimumAt; // the minima's positions, in order
     const LargeArray<int64_t> dense = denseIndices(0, minimumAt);
     // Per edge position, the minima (dense indices) its two paths reach.
-    std::vector<std::pair<int64_t, int64_t>> ends(Critical.size(), { -1, -1 });
+    LargeArray<std::array<int64_t, 2>> ends(Critical.size());
+    ends.fill({ { -1, -1 } }, threads());
     translate(EdgeEnds);
     parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads(), [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = 3 * k0; k < 3 * k1; k += 3)
-        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = {
-          numberOf(dense, EdgeEnds[static_cast<size_t>(k + 1)]), numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)])
-        };
+        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { { numberOf(
+          dense, EdgeEnds[static_cast<size_t>(k + 1)]), numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)]) } };
     });
     std::vector<int64_t>().swap(EdgeEnds);
     persistence::UnionFind minima(minimumAt.size());
@@ -314,9 +350,9 @@ struct MorsePairing::Impl
       if (Critical[static_cast<size_t>(j)].dimension != 1)
         continue;
       const auto& end = ends[static_cast<size_t>(j)];
-      if (end.first < 0)
+      if (end[0] < 0)
         throw std::logic_error("persistence: a critical edge without its gradient paths");
-      const int64_t r1 = minima.find(end.first), r2 = minima.find(end.second);
+      const int64_t r1 = minima.find(end[0]), r2 = minima.find(end[1]);
       if (r1 == r2)
       {
         EmptyColumn[static_cast<size_t>(j)] = 1; // creates a 1-cycle
@@ -341,16 +377,17 @@ struct MorsePairing::Impl
   LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at)
   {
     LargeArray<int64_t> dense(Critical.size());
-    for (size_t j = 0; j < Critical.size(); ++j)
-    {
-      dense[j] = -1;
-      if (Critical[j].dimension == dimension)
+    dense.fill(-1, threads());
+    at = positionsWhere(static_cast<int64_t>(Critical.size()), threads(),
+      [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == dimension; });
+    parallelFor(static_cast<int64_t>(at.size()), threads(), [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
       {
-        dense[j] = static_cast<int64_t>(at.size());
-        at.push_back(static_cast<int64_t>(j));
+        const size_t j = static_cast<size_t>(at[static_cast<size_t>(k)]);
+        dense[j] = k;
         Skip[j] = 1;
       }
-    }
+    });
     return dense;
   }
 
@@ -416,24 +453,26 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   // edges are never the lowest entry of a 2-column during a reduction (an
   // edge cannot both kill a component and be born as a 1-cycle), so they
   // never steer it (clearing, as in Ripser and CubicalRipser).
+  const int64_t n = static_cast<int64_t>(p.Critical.size());
+  p.PositionOf = positionsWhere(n, p.threads(), [&](int64_t j) { return !p.Skip[static_cast<size_t>(j)]; });
   p.MatrixColumn.assign(p.Critical.size(), -1);
-  p.PositionOf.clear();
-  for (size_t j = 0; j < p.Critical.size(); ++j)
-    if (!p.Skip[j])
-    {
-      p.MatrixColumn[j] = static_cast<int64_t>(p.PositionOf.size());
-      p.PositionOf.push_back(static_cast<int64_t>(j));
-    }
   p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
   parallelFor(static_cast<int64_t>(p.PositionOf.size()), p.threads(), [&](int, int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
-      p.Matrix.set_dim(static_cast<phat::index>(m),
-        static_cast<phat::dimension>(p.Critical[static_cast<size_t>(p.PositionOf[static_cast<size_t>(m)])].dimension));
+    {
+      const size_t j = static_cast<size_t>(p.PositionOf[static_cast<size_t>(m)]);
+      p.MatrixColumn[j] = m;
+      p.Matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[j].dimension));
+    }
   });
-  std::vector<int64_t> need;
-  for (size_t j = 0; j < p.Critical.size(); ++j)
-    if (!p.Skip[j] && !p.EmptyColumn[j] && p.Critical[j].dimension > 0)
-      need.push_back(p.Critical[j].cell);
+  std::vector<int64_t> need = positionsWhere(n, p.threads(), [&](int64_t j) {
+    return !p.Skip[static_cast<size_t>(j)] && !p.EmptyColumn[static_cast<size_t>(j)] &&
+      p.Critical[static_cast<size_t>(j)].dimension > 0;
+  });
+  parallelFor(static_cast<int64_t>(need.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+      need[static_cast<size_t>(k)] = p.Critical[static_cast<size_t>(need[static_cast<size_t>(k)])].cell;
+  });
   parallelSort(need, p.threads(), std::less<int64_t>());
   if (!need.empty())
   {
