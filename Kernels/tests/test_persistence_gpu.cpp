@@ -16,6 +16,7 @@
 #include "../src/common/ScalarDispatch.h"
 #include "../src/persistence/MorseGradient.h"
 
+#include "CriticalCellLimitRun.h"
 #include "KernelCheck.h"
 
 #include <cstdio>
@@ -409,15 +410,7 @@ int main(int argc, char** argv)
     po.device = Device::GPU;
     const PersistenceDiagram free = computePersistence(g, po);
     po.maxCriticalCells = free.criticalCells - 1;
-    int64_t reported = -1;
-    try
-    {
-      computePersistence(g, po);
-    }
-    catch (const CriticalCellLimit& e)
-    {
-      reported = e.criticalCells;
-    }
+    const int64_t reported = reportedCriticalCells(g, po);
     expect(free.device == Device::GPU && reported == free.criticalCells,
       "GPU: maxCriticalCells one under the count stops the engine, reporting " + std::to_string(reported) + " of " +
         std::to_string(free.criticalCells));

@@ -11,6 +11,7 @@
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
+#include "CriticalCellLimitRun.h"
 #include "KernelCheck.h"
 
 #include <algorithm>
@@ -474,15 +475,7 @@ int main()
       const PersistenceDiagram free = computePersistence(g, po);
       const std::string words = block ? " (blocks of 4)" : " (one piece)";
       po.maxCriticalCells = free.criticalCells - 1;
-      int64_t reported = -1;
-      try
-      {
-        computePersistence(g, po);
-      }
-      catch (const CriticalCellLimit& e)
-      {
-        reported = e.criticalCells;
-      }
+      const int64_t reported = reportedCriticalCells(g, po);
       expect(block ? reported > po.maxCriticalCells && reported <= free.criticalCells
                    : reported == free.criticalCells,
         "maxCriticalCells one under the count stops the engine" + words + ", reporting " + std::to_string(reported) +
