@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -459,7 +460,16 @@ int main()
     expect(fitPersistenceMemory(g, std::numeric_limits<double>::infinity(), unlimited, nullptr) &&
         unlimited.maxCriticalCells == -1,
       "an infinite budget sets no limit");
-    expect(defaultPersistenceMemoryBudget() > 0, "the default budget is positive");
+    // The default budget against the kernel's own count of the machine's
+    // memory (/proc/meminfo's MemTotal, where there is one).
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    double kib = 0;
+    while (meminfo >> key >> kib && key != "MemTotal:")
+      meminfo.ignore(1 << 10, '\n');
+    if (key == "MemTotal:")
+      expect(std::fabs(defaultPersistenceMemoryBudget() - 0.8 * kib * 1024) <= 0.01 * 0.8 * kib * 1024,
+        "the default budget is 80% of MemTotal (" + std::to_string(defaultPersistenceMemoryBudget()) + " bytes)");
   }
   // maxCriticalCells: one under the gradient's count stops the engine with
   // CriticalCellLimit, which reports that count; the count itself runs it

@@ -266,13 +266,36 @@ void upload(const std::vector<GridView>& images, int64_t voxels, char* device)
   }
 }
 
-// Device bytes an image takes: the image, three gradient bytes and about
-// nine bytes of critical-cell results a cell (uniform noise makes one cell
-// in six critical), four bytes a vertex and a top cell.
-int64_t bytesPerImage(const GridView& image, const BatchGrid& g)
+// The device bytes an image takes in buildPiecesGPU, by phase (one model
+// for gpuSlabSpan's whole image and piecesPerLaunchGPU's batches). The
+// image and its gradient (three bytes a cell) stay throughout; then come,
+// one after the other, the summary's arrays (the paths' roots, four bytes
+// a vertex and a top cell; per critical cell its index in the list and its
+// results: cell, voxel, two edge ends and two dual ends as 32- or 64-bit
+// indices, and a dimension byte) and the boundaries' (made for 3D images,
+// and 2D ones with NaN): a 2-byte word a cell; the voxels' ranks, while
+// they are sorted, with the keys (RankKey: the value's width for integers
+// of up to 32 bits, else 8 bytes) and indices double-buffered; then the
+// ranks and, where cellKeysWanted, 4-byte cell keys.
+struct WholeImageBytes
 {
-  return g.voxels * int64_t(scalarTypeSize(image.type)) + 12 * g.cells + 4 * (g.vertices + g.tops);
-}
+  double gradient, roots, perCritical, boundaries;
+
+  WholeImageBytes(const GridView& image, const BatchGrid& g)
+  {
+    const double V = static_cast<double>(g.voxels), C = static_cast<double>(g.cells);
+    const size_t width = scalarTypeSize(image.type);
+    const double key = !scalarTypeIsFloating(image.type) && width <= 4 ? static_cast<double>(width) : 8.0;
+    gradient = static_cast<double>(width) * V + 3 * C;
+    roots = 4 * static_cast<double>(g.vertices + g.tops + 1);
+    perCritical = 8 + 6 * (g.cells < int64_t(UINT32_MAX) ? 4 : 8) + 1;
+    const double sorting = 2 * C + (2 * key + 2 * 4 + 4) * V;
+    const double kept = 2 * C + 4 * V + (cellKeysWanted(g.voxels) ? 4 * C : 0);
+    boundaries = std::max(sorting, kept);
+  }
+  double peak(double critical) const { return gradient + std::max(roots + perCritical * critical, boundaries); }
+};
+
 // The number of critical cells among the first n of `state` (CUB's sum
 // over a flag per cell).
 int64_t countCritical(const uint8_t* state, int64_t n)
@@ -452,7 +475,11 @@ int64_t piecesPerLaunchGPU(const GridView& image, Construction construction)
   const BatchGrid g = batchGrid(image, cubical::CellGrid(image, construction));
   size_t free = 0, total = 0;
   check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-  const int64_t byMemory = static_cast<int64_t>(free / 4) / std::max<int64_t>(1, bytesPerImage(image, g));
+  // With one cell in six critical (uniform noise), as gpuSlabSpan assumes;
+  // a batch past 2^32 cells would take 8-byte indices, which the quarter's
+  // margin covers.
+  const double perImage = WholeImageBytes(image, g).peak(static_cast<double>(g.cells) / 6);
+  const int64_t byMemory = static_cast<int64_t>(static_cast<double>(free / 4) / std::max(1.0, perImage));
   const int64_t byIndex = (int64_t(INT32_MAX) - 1) / std::max(g.vertices, g.tops + 1);
   int64_t most = std::min(byMemory, byIndex);
   // A user sharing the device (a training loop's tensors) may ask for less.
@@ -548,35 +575,6 @@ std::vector<BuiltPiece> summarizeOnDevice(const std::vector<GridView>& images, c
   return summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner, vertexNext.ptr,
     topNext.ptr, nan);
 }
-// The device bytes a whole image takes in buildPiecesGPU, by phase. The
-// image and its gradient (three bytes a cell) stay throughout; then come,
-// one after the other, the summary's arrays (the paths' roots, four bytes
-// a vertex and a top cell; per critical cell its index in the list and its
-// results: cell, voxel, two edge ends and two dual ends as 32- or 64-bit
-// indices, and a dimension byte) and the boundaries' (made for 3D images,
-// and 2D ones with NaN): a 2-byte word a cell; the voxels' ranks, while
-// they are sorted, with the keys (RankKey: the value's width for integers
-// of up to 32 bits, else 8 bytes) and indices double-buffered; then the
-// ranks and, where cellKeysWanted, 4-byte cell keys.
-struct WholeImageBytes
-{
-  double gradient, roots, perCritical, boundaries;
-
-  WholeImageBytes(const GridView& image, const BatchGrid& g)
-  {
-    const double V = static_cast<double>(g.voxels), C = static_cast<double>(g.cells);
-    const size_t width = scalarTypeSize(image.type);
-    const double key = !scalarTypeIsFloating(image.type) && width <= 4 ? static_cast<double>(width) : 8.0;
-    gradient = static_cast<double>(width) * V + 3 * C;
-    roots = 4 * static_cast<double>(g.vertices + g.tops + 1);
-    perCritical = 8 + 6 * (g.cells < int64_t(UINT32_MAX) ? 4 : 8) + 1;
-    const double sorting = 2 * C + (2 * key + 2 * 4 + 4) * V;
-    const double kept = 2 * C + 4 * V + (cellKeysWanted(g.voxels) ? 4 * C : 0);
-    boundaries = std::max(sorting, kept);
-  }
-  double peak(double critical) const { return gradient + std::max(roots + perCritical * critical, boundaries); }
-};
-
 // The critical cells of a whole image's gradient, built on the device for
 // that count alone (gpuSlabSpan's probe).
 int64_t criticalCellsOnDevice(
