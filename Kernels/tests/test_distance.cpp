@@ -8,7 +8,8 @@
 //  * --device gpu: the GPU's Euclidean transform gives the CPU's bits,
 //    distances and indices (exit 77 without a GPU), and so does the device
 //    API (DistanceTransformOnDevice.h) on device copies of float images with
-//    NaN, strided views and images without background.
+//    NaN, strided views and images without background, with indices and
+//    without (unit sampling without indices takes its own path).
 #include "topovox/DistanceTransform.h"
 #include "topovox/DistanceTransformOnDevice.h"
 
@@ -143,8 +144,16 @@ void checkDeviceApi(std::mt19937_64& rng, const int64_t n[3], int backgroundPerM
     [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; });
   for (int a = 0; a < 3; ++a)
     same = same && std::equal(want.indices[a].begin(), want.indices[a].end(), gotIndices.begin() + a * count);
-  expect(same, "device API " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
-      " background " + std::to_string(backgroundPerMille) + "/1000: the host API's distances and indices");
+  const std::string what = "device API " + std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" +
+    std::to_string(n[2]) + " background " + std::to_string(backgroundPerMille) + "/1000";
+  expect(same, what + ": the host API's distances and indices");
+  // The distances alone (with unit sampling, EdtSquaredOnDevice.cuh's path).
+  double* alone = d.make<double>(count);
+  distanceTransformEdtOnDevice(device, sampling, alone, nullptr);
+  const std::vector<double> gotAlone = d.back(alone, count);
+  expect(std::equal(gotAlone.begin(), gotAlone.end(), want.distances.begin(), want.distances.end(),
+           [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }),
+    what + ": the host API's distances without indices");
 }
 #endif
 } // namespace
@@ -164,6 +173,11 @@ int main(int argc, char** argv)
     shapes.push_back({ 1024, 64, 64 }); // the crowd rule along y and z
     shapes.push_back({ 96, 80, 70 }); // many lines per thread block, some long
     shapes.push_back({ 3, 1900, 2 }); // envelopes too long for shared memory
+    // Unit sampling without indices (EdtSquaredOnDevice.cuh): lines of 1100
+    // (most of a block's shared memory), one voxel a row, no y axis.
+    shapes.push_back({ 40, 1100, 3 });
+    shapes.push_back({ 1, 70, 60 });
+    shapes.push_back({ 33, 1, 70 });
   }
   // perMille -1: bandedImage, lines of windows and lines of envelopes side by
   // side (lines longer than twice the window radius: 100 samples); -2:
@@ -249,6 +263,7 @@ int main(int argc, char** argv)
     const int64_t volume[3] = { 37, 21, 9 }, image[3] = { 45, 33, 1 }, line[3] = { 70, 1, 1 };
     const double unit[3] = { 1, 1, 1 }, uneven[3] = { 0.5, 2, 1.5 };
     checkDeviceApi(rng, volume, 30, uneven);
+    checkDeviceApi(rng, volume, 30, unit);
     checkDeviceApi(rng, image, 100, unit);
     checkDeviceApi(rng, line, 50, unit);
     checkDeviceApi(rng, volume, 0, uneven); // no background: scipy's special case

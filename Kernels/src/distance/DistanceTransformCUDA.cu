@@ -16,19 +16,19 @@
 // a voxel farther than kWindowRadius from every background candidate, or
 // with most voxels farther than kCrowdRadius, goes through the lower
 // envelope instead: one thread a line builds it (buildEnvelope), one thread
-// a segment of it answers (envelopeEntry).
+// a segment of it answers (envelopeEntry). The x pass and the envelopes are
+// in EdtPassesOnDevice.cuh; a call with unit sampling and without indices
+// takes EdtSquaredOnDevice.cuh's integer path instead (the same bits).
 #include "topovox/Device.h"
 #include "topovox/DistanceTransformOnDevice.h"
 
 #include "DistanceBackends.h"
-#include "EdtLine.h"
+#include "EdtPassesOnDevice.cuh"
+#include "EdtSquaredOnDevice.cuh"
 
 #include "../common/CudaUtil.cuh"
 #include "../common/HostCopy.h"
 #include "../common/ScalarDispatch.h"
-
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <climits>
@@ -44,71 +44,6 @@ namespace
 {
 using cuda::check;
 using cuda::PooledArray;
-constexpr int kThreads = 128;
-
-// Background predicates for the x pass: voxel (x, y, z) is background.
-struct ZeroByte
-{
-  const uint8_t* foreground;
-  int64_t nx, ny;
-  __device__ bool operator()(int64_t x, int64_t y, int64_t z) const { return !foreground[x + nx * (y + ny * z)]; }
-};
-
-template <typename T>
-struct ZeroValue
-{
-  const T* data;
-  int64_t sx, sy, sz;
-  __device__ bool operator()(int64_t x, int64_t y, int64_t z) const { return data[x * sx + y * sy + z * sz] == T(0); }
-};
-
-// Along x: one warp per row, 32 voxels at a time (a ballot of the chunk's
-// background voxels): left to right the nearest background voxel at or
-// before each voxel (into fx), right to left the one at or after, and the
-// nearer of the two (nearestOf: ties to the left); -1 on a row without
-// background. *anyBackground set (once per warp) when a row has one.
-constexpr unsigned kAll = 0xffffffffu;
-template <typename Background>
-__global__ void xPassKernel(Background background, int64_t nx, int64_t ny, int64_t rows, int32_t* fx, int* anyBackground)
-{
-  const int lane = threadIdx.x & 31;
-  const int64_t warps = (int64_t(gridDim.x) * blockDim.x) >> 5;
-  bool seen = false;
-  for (int64_t row = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) >> 5; row < rows; row += warps)
-  {
-    // Positions within a row in int: the row's x features are int32.
-    const int64_t y = row % ny, z = row / ny;
-    int32_t* to = fx + row * nx;
-    const int n = static_cast<int>(nx);
-    int last = -1;
-    for (int c = 0; c < n; c += 32)
-    {
-      const int p = c + lane;
-      const unsigned bits = __ballot_sync(kAll, p < n && background(p, y, z));
-      const unsigned upTo = bits & (lane == 31 ? kAll : (2u << lane) - 1);
-      if (p < n)
-        to[p] = upTo ? c + 31 - __clz(upTo) : last;
-      if (bits)
-        last = c + 31 - __clz(bits);
-    }
-    seen = seen || last >= 0;
-    int next = -1;
-    for (int c = (n - 1) / 32 * 32; c >= 0; c -= 32)
-    {
-      const int p = c + lane;
-      const unsigned bits = __ballot_sync(kAll, p < n && background(p, y, z));
-      const unsigned from = bits & (kAll << lane);
-      const int right = from ? c + __ffs(from) - 1 : next;
-      if (p < n)
-        to[p] = static_cast<int32_t>(nearestOf(p, to[p], right));
-      if (bits)
-        next = c + __ffs(bits) - 1;
-    }
-  }
-  if (__any_sync(kAll, seen) && lane == 0)
-    *anyBackground = 1;
-}
-
 // The squared distances so far, voxel k on the line of x coordinate x:
 // after the x pass recomputed from fx as the CPU computes them, after the y
 // pass stored.
@@ -127,36 +62,6 @@ struct Stored
   const double* g;
   __device__ double operator()(int64_t k, int64_t) const { return g[k]; }
 };
-
-// The lines along y (or z) of one pass: line (x, other) starts at voxel
-// x + other * otherStride, its positions `step` apart.
-struct Pass
-{
-  int64_t nx, len, others, step, otherStride;
-  double s2;
-};
-
-// A line of the pass: position q is voxel first + q * step.
-template <typename Values>
-struct PassIn
-{
-  Values values;
-  int64_t first, step, x;
-  __device__ double g(int64_t q) const { return values(first + q * step, x); }
-};
-
-// The line at column x of line group `other` (kernels that have both), or
-// of linear index `line` = x + nx * other.
-template <typename Values>
-__device__ PassIn<Values> lineIn(Values values, const Pass& pass, int64_t x, int64_t other)
-{
-  return { values, x + other * pass.otherStride, pass.step, x };
-}
-template <typename Values>
-__device__ PassIn<Values> lineIn(Values values, const Pass& pass, int64_t line)
-{
-  return lineIn(values, pass, line % pass.nx, line / pass.nx);
-}
 
 // Where a pass puts its answers (take(p, q, g): position p's nearest is
 // position q of the line, at squared distance g). Not the last pass: q
@@ -298,68 +203,6 @@ __global__ void windowKernel(Values values, Pass pass, Out out, const __grid_con
   }
 }
 
-// The wide lines by the lower envelope, in two kernels over a batch of
-// `count` lines (lines[0..count), in increasing order, so that neighbouring
-// threads read neighbouring voxels). The stacks lie in global memory,
-// interleaved by line of the batch.
-__device__ EnvelopeScratch envelopeStacks(char* memory, int64_t count, int64_t len, int64_t i)
-{
-  double* z = reinterpret_cast<double*>(memory);
-  return { { reinterpret_cast<int32_t*>(z + count * len) + i, count }, { z + i, count } };
-}
-constexpr int64_t kEnvelopeEntryBytes = sizeof(double) + sizeof(int32_t);
-
-// One thread a line: its envelope (buildEnvelope), the stack's top in tops.
-template <typename Values>
-__global__ void envelopeBuildKernel(Values values, Pass pass, const int64_t* lines, int64_t count, char* stacks,
-  int32_t* tops)
-{
-  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (i >= count)
-    return;
-  const PassIn<Values> in = lineIn(values, pass, lines[i]);
-  tops[i] = static_cast<int32_t>(buildEnvelope(pass.len, pass.s2, in, envelopeStacks(stacks, count, pass.len, i)));
-}
-
-// The answers from the envelopes: one thread a segment of kSegment
-// positions of a line (the line fastest, for coalesced access), which finds
-// its first position's entry by bisection (envelopeEntry) and walks on from
-// there as the CPU walks its lines; on a line with no finite value, every
-// position carried over.
-constexpr int64_t kSegment = 32;
-template <typename Values, typename Out>
-__global__ void envelopeQueryKernel(Values values, Pass pass, Out out, const int64_t* lines, int64_t count,
-  char* stacks, const int32_t* tops)
-{
-  const int64_t segments = (pass.len + kSegment - 1) / kSegment, total = count * segments;
-  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x)
-  {
-    const int64_t i = t % count, p0 = t / count * kSegment, p1 = std::min(p0 + kSegment, pass.len), line = lines[i];
-    const PassIn<Values> in = lineIn(values, pass, line);
-    Out o = out;
-    o.first = in.first, o.step = pass.step, o.x = in.x, o.other = line / pass.nx;
-    const int64_t top = tops[i];
-    if (top < 0)
-    {
-      for (int64_t p = p0; p < p1; ++p)
-        o.take(p, p, in.g(p)); // nothing reached yet: carried over
-      continue;
-    }
-    const EnvelopeScratch stack = envelopeStacks(stacks, count, pass.len, i);
-    int64_t j = envelopeEntry(static_cast<double>(p0), top, stack.z);
-    double zNext = j < top ? stack.z[j + 1] : INFINITY;
-    for (int64_t p = p0; p < p1; ++p)
-    {
-      while (zNext < static_cast<double>(p))
-      {
-        ++j;
-        zNext = j < top ? stack.z[j + 1] : INFINITY;
-      }
-      takeFromEnvelope(p, j, pass.s2, stack, in, o);
-    }
-  }
-}
-
 // Runs one pass along y or z into `out`: windows, then the envelopes of the
 // wide lines, if any.
 template <typename Values, typename Out>
@@ -382,38 +225,7 @@ void runPass(Values values, const Pass& pass, const Out& out)
     static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));
   windowKernel<<<grid, block>>>(values, pass, out, windowSteps(pass.s2), wide.ptr);
   check(cudaGetLastError(), "distance transform windows");
-  // The wide lines in increasing order (CUB's stream compaction).
-  PooledArray<int64_t> wideLines(static_cast<size_t>(lines));
-  PooledArray<int64_t> wideCount(1);
-  size_t tempBytes = 0;
-  const thrust::counting_iterator<int64_t> all(0);
-  check(cub::DeviceSelect::Flagged(nullptr, tempBytes, all, wide.ptr, wideLines.ptr, wideCount.ptr, lines),
-    "cub::DeviceSelect::Flagged");
-  {
-    PooledArray<char> temp(tempBytes);
-    check(cub::DeviceSelect::Flagged(temp.ptr, tempBytes, all, wide.ptr, wideLines.ptr, wideCount.ptr, lines),
-      "cub::DeviceSelect::Flagged");
-  }
-  int64_t count = 0;
-  check(cudaMemcpy(&count, wideCount.ptr, sizeof count, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  if (!count)
-    return;
-  // Batches of lines whose stacks fill up to 1 GiB.
-  const int64_t perLine = pass.len * kEnvelopeEntryBytes;
-  const int64_t batch = std::max<int64_t>(1, std::min<int64_t>(count, (int64_t(1) << 30) / perLine));
-  PooledArray<char> stacks(static_cast<size_t>(batch * perLine));
-  PooledArray<int32_t> tops(static_cast<size_t>(batch));
-  for (int64_t first = 0; first < count; first += batch)
-  {
-    const int64_t n = std::min(batch, count - first);
-    envelopeBuildKernel<<<cuda::blocksFor(n, kThreads), kThreads>>>(values, pass, wideLines.ptr + first, n,
-      stacks.ptr, tops.ptr);
-    check(cudaGetLastError(), "distance transform envelopes");
-    envelopeQueryKernel<<<cuda::blocksFor(n * ((pass.len + kSegment - 1) / kSegment), 256,
-                            int64_t(cuda::multiprocessorCount()) * 16), 256>>>(
-      values, pass, out, wideLines.ptr + first, n, stacks.ptr, tops.ptr);
-    check(cudaGetLastError(), "distance transform envelope answers");
-  }
+  envelopeLines(values, pass, out, wide.ptr);
 }
 
 // The result of an image of one row (or column of rows of one voxel): the
@@ -443,17 +255,12 @@ bool edtOnDevice(Background background, const int64_t dims[3], const double samp
   const int64_t nx = dims[0], ny = dims[1], nz = dims[2], n = nx * ny * nz;
   if (std::max(nx, std::max(ny, nz)) > INT_MAX)
     throw std::runtime_error("the GPU distance transform takes images of up to 2^31 - 1 voxels a side");
+  if (squaredPathTakes(dims, sampling, indices))
+    return squaredEdtOnDevice(background, dims, distances);
   const size_t count = static_cast<size_t>(n);
   PooledArray<int32_t> fx(count), fy(ny > 1 && nz > 1 ? count : 0);
   PooledArray<double> g2(ny > 1 && nz > 1 ? count : 0);
-  PooledArray<int> anyBackground(1, true);
-  const int64_t rows = ny * nz;
-  const int64_t xBlocks = std::min<int64_t>((rows + 7) / 8, int64_t(cuda::multiprocessorCount()) * 16);
-  xPassKernel<<<static_cast<unsigned>(xBlocks), 256>>>(background, nx, ny, rows, fx.ptr, anyBackground.ptr);
-  check(cudaGetLastError(), "distance transform along x");
-  int any = 0;
-  check(cudaMemcpy(&any, anyBackground.ptr, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
-  if (!any)
+  if (!xPass(background, dims, NearestFeature(), fx.ptr))
     return false;
   const FromX fromX{ fx.ptr, sampling[0] * sampling[0] };
   ResultOut result{ fx.ptr, nullptr, nx, ny, n, { sampling[0], sampling[1], sampling[2] }, distances, indices, true,
