@@ -62,6 +62,17 @@ std::vector<uint8_t> bandedImage(std::mt19937_64& rng, const std::vector<int64_t
   return f;
 }
 
+// `seeds` background voxels at random places (fewer where some coincide):
+// along the last axis, lines with a few finite values only, which
+// EdtSquaredOnDevice.cuh answers without an envelope up to 8 of them.
+std::vector<uint8_t> seedsImage(std::mt19937_64& rng, size_t count, int seeds)
+{
+  std::vector<uint8_t> f(count, 1);
+  for (int k = 0; k < seeds; ++k)
+    f[rng() % count] = 0;
+  return f;
+}
+
 // Background planes x = 0, 100, 200, ... and one voxel in 100000: in a
 // pass of many lines, most voxels of most lines are more than 16 samples
 // from the background found so far, and all within 64, so that the lines go
@@ -181,18 +192,20 @@ int main(int argc, char** argv)
   }
   // perMille -1: bandedImage, lines of windows and lines of envelopes side by
   // side (lines longer than twice the window radius: 100 samples); -2:
-  // planesImage.
+  // planesImage; -3, -8, -9: that many background voxels (seedsImage).
   for (const auto& n : shapes)
-    for (int perMille : { 0, 3, 100, 600, -1, -2 })
+    for (int perMille : { 0, 3, 100, 600, -1, -2, -3, -8, -9 })
     {
       const size_t count = static_cast<size_t>(n[0] * n[1] * n[2]);
       const std::vector<uint8_t> image = perMille == -1 ? bandedImage(rng, n)
         : perMille == -2                               ? planesImage(rng, n)
+        : perMille < 0                                 ? seedsImage(rng, count, -perMille)
                                                        : randomImage(rng, count, perMille);
       const GridView g = GridView::contiguous(image.data(), ScalarType::UInt8, n[0], n[1], n[2]);
       const std::string shape = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
         (perMille == -1 ? std::string(" banded background")
             : perMille == -2 ? std::string(" background planes")
+            : perMille < 0   ? " " + std::to_string(-perMille) + " background voxels"
                              : " background " + std::to_string(perMille) + "/1000");
       for (const auto& s : samplings)
       {
