@@ -20,6 +20,10 @@
 //   times sampling, summed from numpy's first axis (z) to its last (x). An
 //   image without background gets scipy's answer: the nearest "background"
 //   voxel is index -1 on numpy's first axis and 0 on the others.
+//   On the GPU, a call with unit sampling and without indices (scipy's
+//   default) carries exact integer squared distances instead of the
+//   nearest voxels (EdtSquaredOnDevice.cuh): sqrt of the same integer, so
+//   the same bits whichever voxel a tie picks.
 // * cdt: taxicab or chessboard distances, int32, exact (scipy's chamfer
 //   gives the same), computed axis by axis on the threads; -1 everywhere
 //   without background.
