@@ -63,18 +63,6 @@ constexpr double ReferenceBytesPerCell = 140;
 // Morse engine's memory model: Persistence.h, fitPersistenceMemory).
 constexpr double NoiseCriticalShare = 1.0 / 6.0;
 
-// Cells of the complex: on the doubled grid, 2n - 1 positions along an axis
-// of n voxels for V (voxels are vertices), 2n + 1 for T (voxels are cubes,
-// with the faces on the border). Axes of length 1 do not count.
-double cellCount(const GridView& grid, Construction construction)
-{
-  double cells = 1;
-  for (int a = 0; a < 3; ++a)
-    if (grid.dims[a] > 1)
-      cells *= static_cast<double>(2 * grid.dims[a] + (construction == Construction::V ? -1 : 1));
-  return cells;
-}
-
 // "1.23 GiB", "456 MiB", "12 KiB"
 std::string bytesText(double bytes)
 {
@@ -364,7 +352,7 @@ int runPersistence(const std::vector<std::string>& args)
   // could report running out of memory: refuse now what the image's size
   // alone rules out, and have the Morse engine stop, before pairing, if
   // it finds more critical cells than the rest of the limit holds.
-  const double cells = cellCount(grid, options.construction);
+  const double cells = static_cast<double>(persistenceCellCount(grid, options.construction));
   const double limit = a.memoryLimitGb > 0 ? a.memoryLimitGb * 1024.0 * 1024.0 * 1024.0
                                            : defaultPersistenceMemoryBudget();
   char limitText[96];

@@ -77,6 +77,12 @@ struct PersistenceOptions
 constexpr double kMorseBytesPerCell = 4.5;
 constexpr double kMorseBytesPerCriticalCell = 200;
 
+// The cells of the image's cubical complex: on the doubled grid, 2n - 1
+// positions along an axis of n voxels for V (voxels are vertices), 2n + 1
+// for T (voxels are cubes, with the faces on the border); axes of one voxel
+// do not count.
+int64_t persistenceCellCount(const GridView& grid, Construction construction);
+
 // A memory budget for computePersistence (Morse engine, one image): false
 // when the image's size alone needs more than budgetBytes; otherwise
 // options.maxCriticalCells is set to what the rest of the budget holds, so

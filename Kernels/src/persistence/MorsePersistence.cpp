@@ -199,7 +199,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     for (const MorsePiece& p : pieces)
       critical += static_cast<int64_t>(p.summary().critical.size());
     if (critical > options.maxCriticalCells)
-      throw CriticalCellLimit(critical, cubical::CellGrid(grid, options.construction).cellCount());
+      throw CriticalCellLimit(critical, persistenceCellCount(grid, options.construction));
   }
   PersistenceDiagram diagram = pairPieces(pieces, grid, options, threads, stages);
   if (slabSpan > 0)

@@ -1,6 +1,7 @@
 // PersistenceMemory.cpp - the Morse engine's memory budget (Persistence.h):
-// what the image's size alone needs, checked before computing, and the
-// critical cells the rest holds, checked by the engine once it has them.
+// the complex's cell count, what the image's size alone needs, checked
+// before computing, and the critical cells the rest holds, checked by the
+// engine once it has them.
 #include "topovox/Persistence.h"
 
 #include "CubicalCells.h"
@@ -12,9 +13,14 @@
 
 namespace topovox
 {
+int64_t persistenceCellCount(const GridView& grid, Construction construction)
+{
+  return cubical::CellGrid(grid, construction).cellCount();
+}
+
 bool fitPersistenceMemory(const GridView& grid, double budgetBytes, PersistenceOptions& options, double* needed)
 {
-  const double cells = static_cast<double>(cubical::CellGrid(grid, options.construction).cellCount());
+  const double cells = static_cast<double>(persistenceCellCount(grid, options.construction));
   const double voxels = static_cast<double>(grid.dims[0]) * static_cast<double>(grid.dims[1]) *
     static_cast<double>(grid.dims[2]);
   const double size = cells * kMorseBytesPerCell + voxels * static_cast<double>(scalarTypeSize(grid.type));
