@@ -20,6 +20,27 @@ int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, i
 // body(worker, begin, end) is called once per range taken.
 int parallelForDynamic(int64_t n, int threads, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body);
 
+// How many chunks to split [0, n) into for forEachChunk: at most `most`,
+// each of at least `least` items (one chunk when n is smaller).
+inline int64_t chunksOf(int64_t n, int64_t most, int64_t least)
+{
+  return std::max<int64_t>(1, std::min<int64_t>(most, n / least));
+}
+
+// Runs body(begin, end, c) for each chunk c of `chunks` equal chunks of
+// [0, n), [n c / chunks, n (c + 1) / chunks), on up to `threads` threads.
+// The chunks depend only on n and chunks, so that the two passes of a
+// parallel compaction (each chunk counts its items, then writes them after
+// the counts of the chunks before it) see the same ones.
+inline void forEachChunk(
+  int64_t n, int64_t chunks, int threads, const std::function<void(int64_t, int64_t, int64_t)>& body)
+{
+  parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      body(n * c / chunks, n * (c + 1) / chunks, c);
+  });
+}
+
 // std::sort on `threads` threads: contiguous chunks sorted in parallel, then
 // merged pairwise (std::inplace_merge), the merges of a round in parallel.
 // The result is the same as std::sort's for a strict weak order with no

@@ -42,29 +42,22 @@ bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
 template <typename Keep>
 std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
 {
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(threads, n >> 15));
-  auto chunkStart = [&](int64_t c) { return n * c / chunks; };
+  const int64_t chunks = chunksOf(n, threads, int64_t(1) << 15);
   std::vector<int64_t> count(static_cast<size_t>(chunks) + 1, 0);
-  parallelFor(chunks, static_cast<int>(chunks), [&](int, int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-    {
-      int64_t k = 0;
-      for (int64_t j = chunkStart(c); j < chunkStart(c + 1); ++j)
-        k += keep(j) ? 1 : 0;
-      count[static_cast<size_t>(c) + 1] = k;
-    }
+  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
+    int64_t k = 0;
+    for (int64_t j = j0; j < j1; ++j)
+      k += keep(j) ? 1 : 0;
+    count[static_cast<size_t>(c) + 1] = k;
   });
   for (size_t c = 1; c < count.size(); ++c)
     count[c] += count[c - 1];
   std::vector<int64_t> out(static_cast<size_t>(count.back()));
-  parallelFor(chunks, static_cast<int>(chunks), [&](int, int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-    {
-      int64_t at = count[static_cast<size_t>(c)];
-      for (int64_t j = chunkStart(c); j < chunkStart(c + 1); ++j)
-        if (keep(j))
-          out[static_cast<size_t>(at++)] = j;
-    }
+  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
+    int64_t at = count[static_cast<size_t>(c)];
+    for (int64_t j = j0; j < j1; ++j)
+      if (keep(j))
+        out[static_cast<size_t>(at++)] = j;
   });
   return out;
 }
@@ -103,12 +96,10 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
   };
   // Chunks of at least 2^15 records: below that the threads cost more
   // than the pass (a 64^2 image's 2,500 cells run on one).
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(threads, static_cast<int64_t>(n >> 15)));
-  auto chunkStart = [&](int64_t c) { return static_cast<size_t>(static_cast<int64_t>(n) * c / chunks); };
+  const int64_t chunks = chunksOf(static_cast<int64_t>(n), threads, int64_t(1) << 15);
   auto onChunks = [&](const std::function<void(size_t, size_t, int64_t)>& body) {
-    parallelFor(chunks, static_cast<int>(chunks), [&](int, int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        body(chunkStart(c), chunkStart(c + 1), c);
+    forEachChunk(static_cast<int64_t>(n), chunks, static_cast<int>(chunks), [&](int64_t i0, int64_t i1, int64_t c) {
+      body(static_cast<size_t>(i0), static_cast<size_t>(i1), c);
     });
   };
   // Unwritten until the threads fill them (UninitializedAllocator.h: a

@@ -397,21 +397,17 @@ struct MorsePiece::Impl
     if (ny <= 0 || nz <= 0 || hi[0] < lo[0])
       return {};
     const int64_t rows = ny * nz;
-    const int chunks = static_cast<int>(std::min<int64_t>(rows, 8 * int64_t(Threads)));
+    const int64_t chunks = chunksOf(rows, 8 * int64_t(Threads), 1);
     std::vector<std::vector<Item>> parts(static_cast<size_t>(chunks));
-    parallelFor(chunks, Threads, [&](int, int64_t k0, int64_t k1) {
-      for (int64_t k = k0; k < k1; ++k)
+    forEachChunk(rows, chunks, Threads, [&](int64_t r0, int64_t r1, int64_t k) {
+      std::vector<Item>& out = parts[static_cast<size_t>(k)];
+      if (perCell > 0)
       {
-        std::vector<Item>& out = parts[static_cast<size_t>(k)];
-        const int64_t r0 = rows * k / chunks, r1 = rows * (k + 1) / chunks;
-        if (perCell > 0)
-        {
-          size_t count = 0;
-          criticalInRows(lo, hi, r0, r1, [&](const int64_t*) { ++count; });
-          out.reserve(count * static_cast<size_t>(perCell));
-        }
-        criticalInRows(lo, hi, r0, r1, [&](const int64_t* c) { body(c, out); });
+        size_t count = 0;
+        criticalInRows(lo, hi, r0, r1, [&](const int64_t*) { ++count; });
+        out.reserve(count * static_cast<size_t>(perCell));
       }
+      criticalInRows(lo, hi, r0, r1, [&](const int64_t* c) { body(c, out); });
     });
     std::vector<Item> all;
     size_t total = 0;

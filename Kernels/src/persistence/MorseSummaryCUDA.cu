@@ -349,22 +349,13 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
 {
   const int64_t lo = h.start[b], n = h.start[b + 1] - lo;
   s.critical.resize(static_cast<size_t>(n));
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(8 * int64_t(threads), n / 4096));
+  const int64_t chunks = chunksOf(n, 8 * int64_t(threads), 4096);
   std::vector<int64_t> edges(static_cast<size_t>(chunks) + 1, 0), facets(static_cast<size_t>(chunks) + 1, 0);
-  auto range = [&](int64_t c, int64_t& j0, int64_t& j1) {
-    j0 = lo + n * c / chunks;
-    j1 = lo + n * (c + 1) / chunks;
-  };
-  parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
+  forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t c) {
+    for (int64_t j = lo + i0; j < lo + i1; ++j)
     {
-      int64_t j0, j1;
-      range(c, j0, j1);
-      for (int64_t j = j0; j < j1; ++j)
-      {
-        edges[static_cast<size_t>(c) + 1] += h.dimension[j] == 1 ? 1 : 0;
-        facets[static_cast<size_t>(c) + 1] += h.dimension[j] == grid.top - 1 ? 1 : 0;
-      }
+      edges[static_cast<size_t>(c) + 1] += h.dimension[j] == 1 ? 1 : 0;
+      facets[static_cast<size_t>(c) + 1] += h.dimension[j] == grid.top - 1 ? 1 : 0;
     }
   });
   for (size_t c = 1; c < edges.size(); ++c)
@@ -378,33 +369,28 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
   auto end = [](I e) { return e == ~I(0) ? int64_t(-1) : static_cast<int64_t>(e); };
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
+    forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t c) {
+      int64_t* edge = s.edgeEnds.data() + 3 * edges[static_cast<size_t>(c)];
+      int64_t* dual = s.dualEnds.data() + 4 * facets[static_cast<size_t>(c)];
+      for (int64_t j = lo + i0; j < lo + i1; ++j)
       {
-        int64_t j0, j1;
-        range(c, j0, j1);
-        int64_t* edge = s.edgeEnds.data() + 3 * edges[static_cast<size_t>(c)];
-        int64_t* dual = s.dualEnds.data() + 4 * facets[static_cast<size_t>(c)];
-        for (int64_t j = j0; j < j1; ++j)
+        MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
+        m.cell = static_cast<int64_t>(h.cell[j]);
+        m.voxel = static_cast<int64_t>(h.voxel[j]);
+        m.value = valueAt<T>(image, m.voxel, super);
+        m.dimension = h.dimension[j];
+        if (withEdges && m.dimension == 1)
         {
-          MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
-          m.cell = static_cast<int64_t>(h.cell[j]);
-          m.voxel = static_cast<int64_t>(h.voxel[j]);
-          m.value = valueAt<T>(image, m.voxel, super);
-          m.dimension = h.dimension[j];
-          if (withEdges && m.dimension == 1)
-          {
-            *edge++ = m.cell;
-            *edge++ = end(h.edgeEnds[2 * j]);
-            *edge++ = end(h.edgeEnds[2 * j + 1]);
-          }
-          if (withDual && m.dimension == grid.top - 1)
-          {
-            *dual++ = m.cell;
-            *dual++ = end(h.dualEnds[2 * j]);
-            *dual++ = m.cell;
-            *dual++ = end(h.dualEnds[2 * j + 1]);
-          }
+          *edge++ = m.cell;
+          *edge++ = end(h.edgeEnds[2 * j]);
+          *edge++ = end(h.edgeEnds[2 * j + 1]);
+        }
+        if (withDual && m.dimension == grid.top - 1)
+        {
+          *dual++ = m.cell;
+          *dual++ = end(h.dualEnds[2 * j]);
+          *dual++ = m.cell;
+          *dual++ = end(h.dualEnds[2 * j + 1]);
         }
       }
     });
