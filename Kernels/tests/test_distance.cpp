@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -215,8 +216,16 @@ int main(int argc, char** argv)
         if (gpu)
         {
           expect(sameTransform(cpu, distanceTransformEdt(g, s, true, 0, Device::GPU)), what + ": GPU edt == CPU edt");
-          expect(cpu.distances == distanceTransformEdt(g, s, false, 0, Device::GPU).distances,
-            what + ": GPU edt without indices");
+          // Without indices (with unit sampling EdtSquaredOnDevice.cuh's
+          // path), the lines in shared memory where they fit and in global
+          // memory, forced each way, and as the device chooses.
+          for (const char* lines : { "1", "0", "" })
+          {
+            setenv("TOPOVOX_EDT_SHARED_LINES", lines, 1);
+            expect(cpu.distances == distanceTransformEdt(g, s, false, 0, Device::GPU).distances,
+              what + ": GPU edt without indices (TOPOVOX_EDT_SHARED_LINES=" + lines + ")");
+          }
+          unsetenv("TOPOVOX_EDT_SHARED_LINES");
           continue;
         }
         expect(sameTransform(cpu, distanceTransformEdt(g, s, true, 4, Device::CPU)), what + ": threads 1 == 4");

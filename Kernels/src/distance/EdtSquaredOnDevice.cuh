@@ -8,24 +8,26 @@
 //  * along x, the ballots of EdtPassesOnDevice.cuh store (p - q)^2;
 //  * along y and z, one block takes 32 neighbouring lines whole into shared
 //    memory (position q of line `lane` at tile[32 q + lane]: every read is
-//    free of bank conflicts whatever the position), classifies them with
-//    the feature path's limits (EdtLine.h) on each value's excess over its
-//    line's least (one at or past windowLimit, or more than half past
-//    crowdLimit in a pass of many lines, makes a line wide) and answers
-//    every voxel of the other lines by a window that grows until the
-//    least value plus d^2 reaches the best sum, or, on a line with a few
-//    finite values only, by the least over them. The lines are read once,
-//    where the feature path reads them to classify and again for the
-//    windows;
+//    free of bank conflicts whatever the position), classifies them on
+//    each value's excess over its line's least (a value at or past
+//    kSquaredWindowLimit, or more than half at or past kSquaredCrowdAt in a
+//    pass of many lines, makes a line wide) and answers every voxel of the
+//    other lines by a window that grows until the least value plus d^2
+//    reaches the best sum, or, on a line with a few finite values only, by
+//    the least over them. The lines are read once, where the feature path
+//    reads them to classify and again for the windows;
 //  * the wide lines go through the same lower envelopes as the feature
 //    path, on these integers as doubles (exact: all below 2^32).
-// Lines longer than the shared memory of a block holds take the feature
-// path, as do images of one row (squaredPathTakes).
+// Lines that a block's shared memory does not hold, or too few groups of
+// them to fill the device (a 2D image's), are classified and answered the
+// same way by three kernels over global memory (tallyAndAnswer). Images of
+// one row take the feature path (squaredPathTakes).
 #pragma once
 
 #include "EdtPassesOnDevice.cuh"
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace topovox
 {
@@ -86,6 +88,67 @@ struct DistanceOut
   __device__ void take(int64_t p, int64_t, double gp) const { distances[first + p * step] = sqrt(gp); }
 };
 
+constexpr uint32_t kSquaredWindowLimit = uint32_t(kSquaredWindowRadius + 1) * (kSquaredWindowRadius + 1);
+constexpr uint32_t kSquaredCrowdAt = uint32_t(kCrowdRadius + 1) * (kCrowdRadius + 1);
+
+// What a line's least and greatest values and count of finite values make
+// of it (the crowd rule comes on top of windowsLine).
+__device__ __forceinline__ bool sparseLine(uint32_t hi, unsigned finite)
+{
+  return hi == kNoBackground && finite >= 1 && finite <= kSparseSeeds;
+}
+__device__ __forceinline__ bool windowsLine(uint32_t lo, uint32_t hi)
+{
+  return hi != kNoBackground && hi - lo < kSquaredWindowLimit;
+}
+
+// The squared distance at position p of a line that is not wide: value(q)
+// the line's value at q, seed(k) its k-th finite value's position (sparse
+// lines), lo its least value.
+//  * Windows: no position q can give p less than lo + (p - q)^2, so the
+//    window stops once lo + d^2 reaches the best sum (every value is below
+//    lo + kSquaredWindowLimit: d stays within kSquaredWindowRadius and no
+//    sum overflows). A position clamped to the line's end repeats one
+//    already tried at a smaller d: it cannot win.
+//  * A sparse line: the least over its finite values; an empty one keeps
+//    kNoBackground.
+template <typename Value, typename Seed>
+__device__ __forceinline__ uint32_t squaredAnswer(
+  int p, int len, uint32_t lo, bool empty, bool sparse, unsigned finite, const Value& value, const Seed& seed)
+{
+  uint32_t best = value(p);
+  if (sparse)
+  {
+    best = kNoBackground;
+    for (unsigned k = 0; k < finite; ++k)
+    {
+      const int q = seed(k);
+      const uint32_t d = static_cast<uint32_t>(p > q ? p - q : q - p);
+      best = min(best, value(q) + d * d);
+    }
+  }
+  else if (!empty)
+    for (int d = 1; lo + static_cast<uint32_t>(d * d) < best; ++d)
+    {
+      const uint32_t step = static_cast<uint32_t>(d * d);
+      best = min(best, value(max(p - d, 0)) + step);
+      best = min(best, value(min(p + d, len - 1)) + step);
+    }
+  return best;
+}
+
+// Writes an answer: the squared distance for the next pass or, in the last
+// (where no line is empty: the image has a background voxel, which every
+// line of that pass has reached), the distance.
+template <bool Last>
+__device__ __forceinline__ void putSquared(int64_t at, uint32_t best, uint32_t* next, double* distances)
+{
+  if (Last)
+    distances[at] = sqrt(static_cast<double>(best));
+  else
+    next[at] = best;
+}
+
 // A block's bookkeeping of its 32 lines, lane by lane: the least and the
 // greatest value, the count of values past crowdLimit, the count of finite
 // values and, on a line with at most kSparseSeeds of them, their positions
@@ -96,21 +159,21 @@ struct SquaredLineCounts
 };
 constexpr int kSquaredStaticShared = sizeof(SquaredLineCounts);
 
-// One block a group of 32 lines (x = 32 blockIdx.x + lane, line group
-// `other` from blockIdx.y on): load, classify, then answer every line that
-// is not wide. wide[x + nx * other] is written for every line. Not Last:
-// the squared distances into `next`; Last: the distances.
-//  * Windows: the limits apply to a value's excess over the line's least
-//    value, lo: no position q can give position p less than lo + (p - q)^2,
-//    so p's window stops once lo + d^2 reaches its best sum. A line of equal
-//    values (voxels far from the background along earlier axes, with the
-//    background as far from all of the line) takes no step at all, where
-//    the plain limits would send it through the envelope.
-//  * A line without a finite value (no background in its plane yet) stays
-//    so; a line with 1 to kSparseSeeds finite values (sparse seeds, e.g. a
-//    few background voxels in the whole image) takes, at every position,
-//    the least over them.
-//  * The rest is wide: its envelope comes after.
+// The lines in shared memory: one block a group of 32 lines (x = 32
+// blockIdx.x + lane, line group `other` from blockIdx.y on) loads them,
+// classifies them, then answers every line that is not wide (squaredAnswer).
+// wide[x + nx * other] is written for every line. Not Last: the squared
+// distances into `next`; Last: the distances. The classification:
+//  * windows where every value lies below the line's least plus
+//    kSquaredWindowLimit, and (the crowd rule) at most half of them at
+//    kSquaredCrowdAt past it or more. On the excess rather than the plain
+//    values: a line of equal values (voxels far from the background along
+//    earlier axes, with the background as far from all of the line) takes
+//    no step at all, where plain limits would send it through an envelope;
+//  * a line without a finite value (no background in its plane yet) stays
+//    so; one with 1 to kSparseSeeds finite values (a few background voxels
+//    in the whole image) takes the least over them;
+//  * the rest is wide: its envelope comes after.
 template <bool Last>
 __global__ void __launch_bounds__(32 * kSquaredWarps) squaredLinesKernel(const uint32_t* __restrict__ g, Pass pass,
   bool crowdRule, uint32_t* __restrict__ next, double* __restrict__ distances, int* __restrict__ wide)
@@ -121,8 +184,6 @@ __global__ void __launch_bounds__(32 * kSquaredWarps) squaredLinesKernel(const u
   const int64_t x = blockIdx.x * int64_t(32) + lane;
   const bool inside = x < pass.nx;
   const int len = static_cast<int>(pass.len);
-  constexpr uint32_t windowLimit = uint32_t(kSquaredWindowRadius + 1) * (kSquaredWindowRadius + 1);
-  constexpr uint32_t crowdAt = uint32_t(kCrowdRadius + 1) * (kCrowdRadius + 1);
   for (int64_t other = blockIdx.y; other < pass.others; other += gridDim.y)
   {
     if (warp == 0)
@@ -148,60 +209,135 @@ __global__ void __launch_bounds__(32 * kSquaredWarps) squaredLinesKernel(const u
       atomicAdd(counts.finite + lane, finite);
     __syncthreads();
     lo = counts.lowest[lane], hi = counts.highest[lane], finite = counts.finite[lane];
-    const bool empty = finite == 0, sparse = hi == kNoBackground && finite >= 1 && finite <= kSparseSeeds;
-    bool isWide = hi == kNoBackground || hi - lo >= windowLimit;
+    const bool empty = finite == 0, sparse = sparseLine(hi, finite), windows = windowsLine(lo, hi);
     if (sparse)
     {
       for (int q = warp; q < len; q += kSquaredWarps)
         if (tile[q * 32 + lane] != kNoBackground)
           counts.seeds[atomicAdd(counts.filled + lane, 1u)][lane] = static_cast<unsigned>(q);
     }
-    else if (crowdRule && !isWide)
+    else if (crowdRule && windows)
     {
       unsigned far = 0;
       for (int q = warp; q < len; q += kSquaredWarps)
-        far += tile[q * 32 + lane] - lo >= crowdAt ? 1 : 0;
+        far += tile[q * 32 + lane] - lo >= kSquaredCrowdAt ? 1 : 0;
       if (far)
         atomicAdd(counts.crowd + lane, far);
     }
     __syncthreads();
-    isWide = !empty && !sparse && (isWide || 2 * counts.crowd[lane] > static_cast<unsigned>(len));
+    const bool isWide = !empty && !sparse && (!windows || 2 * counts.crowd[lane] > static_cast<unsigned>(len));
     if (warp == 0 && inside)
       wide[x + pass.nx * other] = isWide ? 1 : 0;
     if (inside && !isWide)
       for (int p = warp; p < len; p += kSquaredWarps)
       {
-        uint32_t best = tile[p * 32 + lane];
-        if (sparse)
-        {
-          best = kNoBackground;
-          for (unsigned k = 0; k < finite; ++k)
-          {
-            const int q = static_cast<int>(counts.seeds[k][lane]);
-            const uint32_t d = static_cast<uint32_t>(p > q ? p - q : q - p);
-            best = min(best, tile[q * 32 + lane] + d * d);
-          }
-        }
-        else if (!empty)
-          // Every value of the line is below lo + windowLimit, so d stays
-          // within kSquaredWindowRadius and no sum overflows. A position
-          // clamped to the line's end repeats one already tried at a
-          // smaller d: it cannot win.
-          for (int d = 1; lo + static_cast<uint32_t>(d * d) < best; ++d)
-          {
-            const uint32_t step = static_cast<uint32_t>(d * d);
-            best = min(best, tile[max(p - d, 0) * 32 + lane] + step);
-            best = min(best, tile[min(p + d, len - 1) * 32 + lane] + step);
-          }
-        // (The last pass has no empty line: the image has a background
-        // voxel, which every line of that pass has reached.)
-        const int64_t at = first + p * pass.step;
-        if (Last)
-          distances[at] = sqrt(static_cast<double>(best));
-        else
-          next[at] = best;
+        const uint32_t best = squaredAnswer(
+          p, len, lo, empty, sparse, finite, [&](int q) { return tile[q * 32 + lane]; },
+          [&](unsigned k) { return static_cast<int>(counts.seeds[k][lane]); });
+        putSquared<Last>(first + p * pass.step, best, next, distances);
       }
     __syncthreads(); // the tile and the counts serve the next group
+  }
+}
+
+// The same classification and answers for lines that shared memory does
+// not hold, or too few of them to fill the device in groups of 32 (a 2D
+// image's), in three kernels: the lines' least and greatest values and
+// finite counts, then their seeds or crowd counts, then one voxel a
+// thread. LineStats holds a pass's per-line tallies, each `lines` long
+// (seeds: kSparseSeeds times, seed k of line l at k * lines + l).
+struct LineStats
+{
+  uint32_t *lowest, *highest, *finite, *crowd, *filled, *seeds;
+  int64_t lines;
+};
+constexpr int kStatsRun = 16; // positions a thread of the tally kernels
+
+// Calls f(line, first, p0, p1) for each run of kStatsRun positions of the
+// thread (x from threadIdx.x, runs from y, line groups from z).
+template <typename F>
+__device__ void forEachRun(const Pass& pass, F f)
+{
+  const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (x >= pass.nx)
+    return;
+  for (int64_t other = blockIdx.z; other < pass.others; other += gridDim.z)
+    for (int64_t p0 = (blockIdx.y * int64_t(blockDim.y) + threadIdx.y) * kStatsRun; p0 < pass.len;
+         p0 += int64_t(gridDim.y) * blockDim.y * kStatsRun)
+      f(x + pass.nx * other, x + other * pass.otherStride, p0, min(p0 + kStatsRun, pass.len));
+}
+
+__global__ void lineStatsKernel(const uint32_t* __restrict__ g, Pass pass, LineStats s)
+{
+  forEachRun(pass, [&](int64_t line, int64_t first, int64_t p0, int64_t p1) {
+    uint32_t lo = kNoBackground, hi = 0;
+    unsigned finite = 0;
+    for (int64_t p = p0; p < p1; ++p)
+    {
+      const uint32_t v = g[first + p * pass.step];
+      lo = min(lo, v);
+      hi = max(hi, v);
+      finite += v != kNoBackground ? 1 : 0;
+    }
+    atomicMin(s.lowest + line, lo);
+    atomicMax(s.highest + line, hi);
+    if (finite)
+      atomicAdd(s.finite + line, finite);
+  });
+}
+
+__global__ void lineDetailKernel(const uint32_t* __restrict__ g, Pass pass, LineStats s, bool crowdRule)
+{
+  forEachRun(pass, [&](int64_t line, int64_t first, int64_t p0, int64_t p1) {
+    const uint32_t lo = s.lowest[line], hi = s.highest[line];
+    if (sparseLine(hi, s.finite[line]))
+    {
+      for (int64_t p = p0; p < p1; ++p)
+        if (g[first + p * pass.step] != kNoBackground)
+          s.seeds[atomicAdd(s.filled + line, 1u) * s.lines + line] = static_cast<uint32_t>(p);
+    }
+    else if (crowdRule && windowsLine(lo, hi))
+    {
+      unsigned far = 0;
+      for (int64_t p = p0; p < p1; ++p)
+        far += g[first + p * pass.step] - lo >= kSquaredCrowdAt ? 1 : 0;
+      if (far)
+        atomicAdd(s.crowd + line, far);
+    }
+  });
+}
+
+// One voxel a thread, x from threadIdx.x (a warp's loads are neighbouring
+// words), the position from y, the line group from z; the thread of
+// position 0 writes its line's wide flag.
+template <bool Last>
+__global__ void lineAnswerKernel(const uint32_t* __restrict__ g, Pass pass, LineStats s, uint32_t* __restrict__ next,
+  double* __restrict__ distances, int* __restrict__ wide)
+{
+  const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (x >= pass.nx)
+    return;
+  const int len = static_cast<int>(pass.len);
+  for (int64_t other = blockIdx.z; other < pass.others; other += gridDim.z)
+  {
+    const int64_t line = x + pass.nx * other, first = x + other * pass.otherStride;
+    const uint32_t lo = s.lowest[line], hi = s.highest[line];
+    const unsigned finite = s.finite[line];
+    const bool empty = finite == 0, sparse = sparseLine(hi, finite);
+    const bool isWide =
+      !empty && !sparse && (!windowsLine(lo, hi) || 2 * s.crowd[line] > static_cast<unsigned>(len));
+    const int p0 = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+    if (p0 == 0)
+      wide[line] = isWide ? 1 : 0;
+    if (isWide)
+      continue;
+    for (int p = p0; p < len; p += gridDim.y * blockDim.y)
+    {
+      const uint32_t best = squaredAnswer(
+        p, len, lo, empty, sparse, finite, [&](int q) { return g[first + int64_t(q) * pass.step]; },
+        [&](unsigned k) { return static_cast<int>(s.seeds[k * s.lines + line]); });
+      putSquared<Last>(first + p * pass.step, best, next, distances);
+    }
   }
 }
 
@@ -211,22 +347,65 @@ inline size_t squaredTileBytes(int64_t len)
   return static_cast<size_t>(len) * 32 * sizeof(uint32_t);
 }
 
+// The dynamic shared memory a block of squaredLinesKernel may have (0 when
+// the device cannot be asked).
+inline size_t squaredSharedRoom()
+{
+  int device = 0, optin = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+      optin < kSquaredStaticShared)
+    return 0;
+  return static_cast<size_t>(optin) - kSquaredStaticShared;
+}
+
 // Whether this path takes the transform: unit sampling, no indices, an image
-// of more than one row, lines along y and z that fit a block's shared
-// memory, and every squared distance below kNoBackground.
+// of more than one row, and every squared distance below kNoBackground.
 inline bool squaredPathTakes(const int64_t dims[3], const double sampling[3], const int32_t* indices)
 {
   if (indices || sampling[0] != 1 || sampling[1] != 1 || sampling[2] != 1 || (dims[1] == 1 && dims[2] == 1))
     return false;
-  int device = 0, optin = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
-    return false;
-  const size_t room = static_cast<size_t>(optin) - kSquaredStaticShared;
   uint64_t farthest = 0;
   for (int a = 0; a < 3; ++a)
     farthest += static_cast<uint64_t>(dims[a] - 1) * static_cast<uint64_t>(dims[a] - 1);
-  return squaredTileBytes(dims[1]) <= room && squaredTileBytes(dims[2]) <= room && farthest < kNoBackground;
+  return farthest < kNoBackground;
+}
+
+// Whether a pass runs its lines in shared memory (squaredLinesKernel): they
+// fit, and their groups of 32 are at least four a multiprocessor.
+// TOPOVOX_EDT_SHARED_LINES=0 or 1 forces the choice (the tests run both).
+inline bool sharedLines(const Pass& pass)
+{
+  const char* forced = std::getenv("TOPOVOX_EDT_SHARED_LINES");
+  const bool fits = squaredTileBytes(pass.len) <= squaredSharedRoom();
+  if (forced && (forced[0] == '0' || forced[0] == '1') && !forced[1])
+    return forced[0] == '1' && fits;
+  const int64_t groups = (pass.nx + 31) / 32 * pass.others;
+  return fits && groups >= 4 * int64_t(cuda::multiprocessorCount());
+}
+
+// The lines of a pass by the three kernels above.
+template <bool Last>
+void tallyAndAnswer(const uint32_t* g, const Pass& pass, uint32_t* next, double* distances, int* wide)
+{
+  const int64_t lines = pass.nx * pass.others;
+  cuda::PooledArray<uint32_t> tallies(static_cast<size_t>(lines) * (5 + kSparseSeeds));
+  LineStats s{ tallies.ptr, tallies.ptr + lines, tallies.ptr + 2 * lines, tallies.ptr + 3 * lines,
+    tallies.ptr + 4 * lines, tallies.ptr + 5 * lines, lines };
+  cuda::check(cudaMemset(s.lowest, 0xff, static_cast<size_t>(lines) * sizeof(uint32_t)), "cudaMemset");
+  cuda::check(cudaMemset(s.highest, 0, static_cast<size_t>(lines) * 4 * sizeof(uint32_t)), "cudaMemset");
+  const auto planes = static_cast<unsigned>(std::min<int64_t>(pass.others, 65535));
+  const int64_t runs = (pass.len + kStatsRun - 1) / kStatsRun;
+  const dim3 tallyBlock(32, 8),
+    tallyGrid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>((runs + 7) / 8, 65535)), planes);
+  lineStatsKernel<<<tallyGrid, tallyBlock>>>(g, pass, s);
+  cuda::check(cudaGetLastError(), "distance transform line tallies");
+  lineDetailKernel<<<tallyGrid, tallyBlock>>>(g, pass, s, crowdRuleHolds(lines));
+  cuda::check(cudaGetLastError(), "distance transform line tallies");
+  const dim3 block(32, 4),
+    grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>((pass.len + 3) / 4, 65535)), planes);
+  lineAnswerKernel<Last><<<grid, block>>>(g, pass, s, next, distances, wide);
+  cuda::check(cudaGetLastError(), "distance transform windows");
 }
 
 // One pass along y or z from the squared distances g: into `next`, or the
@@ -235,15 +414,20 @@ template <bool Last>
 void squaredPass(const uint32_t* g, const Pass& pass, uint32_t* next, double* distances)
 {
   const int64_t lines = pass.nx * pass.others;
-  cuda::PooledArray<int> wide(static_cast<size_t>(lines)); // the kernel writes every line's flag
-  const size_t shared = squaredTileBytes(pass.len);
-  cuda::check(cudaFuncSetAttribute(squaredLinesKernel<Last>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                static_cast<int>(shared)),
-    "cudaFuncSetAttribute");
-  const dim3 block(32, kSquaredWarps);
-  const dim3 grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));
-  squaredLinesKernel<Last><<<grid, block, shared>>>(g, pass, crowdRuleHolds(lines), next, distances, wide.ptr);
-  cuda::check(cudaGetLastError(), "distance transform windows");
+  cuda::PooledArray<int> wide(static_cast<size_t>(lines)); // the kernels write every line's flag
+  if (sharedLines(pass))
+  {
+    const size_t shared = squaredTileBytes(pass.len);
+    cuda::check(cudaFuncSetAttribute(squaredLinesKernel<Last>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                  static_cast<int>(shared)),
+      "cudaFuncSetAttribute");
+    const dim3 block(32, kSquaredWarps);
+    const dim3 grid(cuda::blocksFor(pass.nx, 32), static_cast<unsigned>(std::min<int64_t>(pass.others, 65535)));
+    squaredLinesKernel<Last><<<grid, block, shared>>>(g, pass, crowdRuleHolds(lines), next, distances, wide.ptr);
+    cuda::check(cudaGetLastError(), "distance transform windows");
+  }
+  else
+    tallyAndAnswer<Last>(g, pass, next, distances, wide.ptr);
   if (Last)
     envelopeLines(SquaredIn{ g }, pass, DistanceOut{ distances, 0, 0, 0, 0 }, wide.ptr);
   else
