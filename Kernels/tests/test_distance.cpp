@@ -3,8 +3,9 @@
 //  * --device cpu: the exact Euclidean and chamfer transforms equal the
 //    brute force over every background voxel (sampling a power of two, so
 //    that the sums are exact and the distances must be equal), the indices
-//    name a background voxel at that distance, and nothing depends on the
-//    number of threads;
+//    name a background voxel at that distance, the distances without
+//    indices (unit sampling: the integer path) are the same, and nothing
+//    depends on the number of threads;
 //  * --device gpu: the GPU's Euclidean transform gives the CPU's bits,
 //    distances and indices (exit 77 without a GPU), and so does the device
 //    API (DistanceTransformOnDevice.h) on device copies of float images with
@@ -229,6 +230,11 @@ int main(int argc, char** argv)
           continue;
         }
         expect(sameTransform(cpu, distanceTransformEdt(g, s, true, 4, Device::CPU)), what + ": threads 1 == 4");
+        // Without indices (with unit sampling the integer path of
+        // EdtSquaredLine.h): the same distances, on 1 and 4 threads.
+        for (int threads : { 1, 4 })
+          expect(cpu.distances == distanceTransformEdt(g, s, false, threads, Device::CPU).distances,
+            what + ": without indices, " + std::to_string(threads) + " threads");
         if (count > 4000)
         {
           // The brute force is quadratic: a sample of voxels.

@@ -7,6 +7,7 @@
 
 #include "DistanceBackends.h"
 #include "EdtLine.h"
+#include "EdtSquaredLine.h"
 
 #include "../common/Parallel.h"
 #include "../common/ScalarDispatch.h"
@@ -117,6 +118,113 @@ void forLineGroups(const int64_t dims[3], int a, int threads, Body body)
       body(LineGroup{ x + (l / groups) * stride[c], stride[a], dims[a], std::min(kLineGroup, dims[0] - x) });
     }
   });
+}
+
+// The exact Euclidean distances when squaredPathApplies and no indices are
+// asked for (EdtSquaredLine.h): one uint32 a voxel, the squared distance so
+// far; along y and z the lines in groups of neighbours (LineGroup), each
+// classified from its least and greatest values and count of finite values
+// and answered as on the GPU. The image has a background voxel.
+TransformArray<double> squaredEdtCPU(const std::vector<uint8_t>& fg, const int64_t n[3], int threads)
+{
+  using distance::kNoBackground;
+  const size_t count = fg.size();
+  std::vector<uint32_t, UninitializedAllocator<uint32_t>> g(count);
+  // Along x: (p - q)^2 to the row's nearest background voxel q (the left
+  // one first, kept as a position: -1 reads as kNoBackground).
+  parallelFor(n[1] * n[2], threads, [&](int, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+    {
+      const uint8_t* f = fg.data() + r * n[0];
+      uint32_t* to = g.data() + r * n[0];
+      int64_t last = -1;
+      for (int64_t p = 0; p < n[0]; ++p)
+      {
+        if (!f[p])
+          last = p;
+        to[p] = static_cast<uint32_t>(last);
+      }
+      int64_t next = -1;
+      for (int64_t p = n[0] - 1; p >= 0; --p)
+      {
+        if (!f[p])
+          next = p;
+        const int64_t q = distance::nearestOf(p, to[p] == kNoBackground ? -1 : int64_t(to[p]), next);
+        to[p] = q < 0 ? kNoBackground : static_cast<uint32_t>((p - q) * (p - q));
+      }
+    }
+  });
+  TransformArray<double> distances(count); // written in full by the last pass
+  const int lastAxis = n[2] > 1 ? 2 : 1;
+  for (int a = 1; a <= lastAxis; ++a)
+  {
+    if (n[a] == 1)
+      continue;
+    const bool crowdRule = distance::crowdRuleHolds(static_cast<int64_t>(count) / n[a]);
+    forLineGroups(n, a, threads, [&](const LineGroup& group) {
+      thread_local std::vector<uint32_t> v, out;
+      thread_local std::vector<double> z;
+      thread_local std::vector<int32_t> stack;
+      const int64_t len = group.len, lines = group.lines;
+      group.gather(g, v);
+      out.resize(v.size());
+      for (int64_t j = 0; j < lines; ++j)
+      {
+        auto value = [&](int64_t q) { return v[static_cast<size_t>(q * lines + j)]; };
+        uint32_t lo = kNoBackground, hi = 0;
+        unsigned finite = 0;
+        for (int64_t i = 0; i < len; ++i)
+        {
+          lo = std::min(lo, value(i));
+          hi = std::max(hi, value(i));
+          finite += value(i) != kNoBackground ? 1 : 0;
+        }
+        const bool empty = finite == 0, sparse = distance::sparseLine(hi, finite),
+                   windows = distance::windowsLine(lo, hi);
+        int seeds[distance::kSparseSeeds];
+        unsigned crowd = 0, filled = 0;
+        for (int64_t i = 0; sparse && i < len; ++i)
+          if (value(i) != kNoBackground)
+            seeds[filled++] = static_cast<int>(i);
+        for (int64_t i = 0; !sparse && crowdRule && windows && i < len; ++i)
+          crowd += value(i) - lo >= distance::kSquaredCrowdAt ? 1 : 0;
+        if (!distance::wideLine(empty, sparse, windows, crowd, len))
+        {
+          for (int p = 0; p < static_cast<int>(len); ++p)
+            out[static_cast<size_t>(p * lines + j)] = distance::squaredAnswer(
+              p, static_cast<int>(len), lo, empty, sparse, finite, value, [&](unsigned k) { return seeds[k]; });
+          continue;
+        }
+        struct In
+        {
+          const uint32_t* v;
+          int64_t stride;
+          double g(int64_t q) const
+          {
+            const uint32_t x = v[q * stride];
+            return x == kNoBackground ? kInf : static_cast<double>(x);
+          }
+        };
+        struct Out
+        {
+          uint32_t* to;
+          int64_t stride;
+          void take(int64_t p, int64_t, double gp) { to[p * stride] = static_cast<uint32_t>(gp); }
+        };
+        z.resize(static_cast<size_t>(len));
+        stack.resize(static_cast<size_t>(len));
+        Out o{ out.data() + j, lines };
+        distance::edtLine(len, 1.0, In{ v.data() + j, lines }, o, { { stack.data(), 1 }, { z.data(), 1 } });
+      }
+      if (a < lastAxis)
+        group.scatter(out, g);
+      else
+        for (int64_t i = 0; i < len; ++i)
+          for (int64_t j = 0; j < lines; ++j)
+            distances[group.at(i, j)] = std::sqrt(static_cast<double>(out[static_cast<size_t>(i * lines + j)]));
+    });
+  }
+  return distances;
 }
 
 // One line of the taxicab transform: h(i) = min_j |i - j| + g(j) by two
@@ -274,6 +382,12 @@ DistanceTransform distanceTransformEdt(
 #else
   (void)device;
 #endif
+  if (!withIndices && anyBackground && distance::squaredPathApplies(n, sampling))
+  {
+    DistanceTransform out;
+    out.distances = squaredEdtCPU(fg, n, threads);
+    return out;
+  }
   // Squared distance so far and the nearest background voxel (x, y, z).
   TransformArray<double> g(count); // written in full below
   TransformArray<int32_t> feature[3];

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "EdtPassesOnDevice.cuh"
+#include "EdtSquaredLine.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -35,16 +36,7 @@ namespace distance
 {
 namespace
 {
-constexpr uint32_t kNoBackground = 0xffffffffu; // no background voxel reached yet
 constexpr int kSquaredWarps = 16;
-// The window radius of this path: in the feature path's (EdtLine.h) the
-// windows' loads go to global memory, here to shared memory, and 128
-// measured best on the H200 (bench/README.md, the twentieth session: 64,
-// 128 and 256; 512^3 smooth 2.36, 1.96, 1.95 ms, five balls 3.48, 2.37,
-// 2.36 ms). The crowd rule's radius is the feature path's (16, 24 and no
-// rule measured the same).
-constexpr int kSquaredWindowRadius = 128;
-constexpr unsigned kSparseSeeds = 8;
 
 // The x pass's value for voxel p whose nearest background voxel on the row
 // is q: (p - q)^2, or kNoBackground (-1 as int32) on a row without one.
@@ -87,55 +79,6 @@ struct DistanceOut
   int64_t first, step, x, other;
   __device__ void take(int64_t p, int64_t, double gp) const { distances[first + p * step] = sqrt(gp); }
 };
-
-constexpr uint32_t kSquaredWindowLimit = uint32_t(kSquaredWindowRadius + 1) * (kSquaredWindowRadius + 1);
-constexpr uint32_t kSquaredCrowdAt = uint32_t(kCrowdRadius + 1) * (kCrowdRadius + 1);
-
-// What a line's least and greatest values and count of finite values make
-// of it (the crowd rule comes on top of windowsLine).
-__device__ __forceinline__ bool sparseLine(uint32_t hi, unsigned finite)
-{
-  return hi == kNoBackground && finite >= 1 && finite <= kSparseSeeds;
-}
-__device__ __forceinline__ bool windowsLine(uint32_t lo, uint32_t hi)
-{
-  return hi != kNoBackground && hi - lo < kSquaredWindowLimit;
-}
-
-// The squared distance at position p of a line that is not wide: value(q)
-// the line's value at q, seed(k) its k-th finite value's position (sparse
-// lines), lo its least value.
-//  * Windows: no position q can give p less than lo + (p - q)^2, so the
-//    window stops once lo + d^2 reaches the best sum (every value is below
-//    lo + kSquaredWindowLimit: d stays within kSquaredWindowRadius and no
-//    sum overflows). A position clamped to the line's end repeats one
-//    already tried at a smaller d: it cannot win.
-//  * A sparse line: the least over its finite values; an empty one keeps
-//    kNoBackground.
-template <typename Value, typename Seed>
-__device__ __forceinline__ uint32_t squaredAnswer(
-  int p, int len, uint32_t lo, bool empty, bool sparse, unsigned finite, const Value& value, const Seed& seed)
-{
-  uint32_t best = value(p);
-  if (sparse)
-  {
-    best = kNoBackground;
-    for (unsigned k = 0; k < finite; ++k)
-    {
-      const int q = seed(k);
-      const uint32_t d = static_cast<uint32_t>(p > q ? p - q : q - p);
-      best = min(best, value(q) + d * d);
-    }
-  }
-  else if (!empty)
-    for (int d = 1; lo + static_cast<uint32_t>(d * d) < best; ++d)
-    {
-      const uint32_t step = static_cast<uint32_t>(d * d);
-      best = min(best, value(max(p - d, 0)) + step);
-      best = min(best, value(min(p + d, len - 1)) + step);
-    }
-  return best;
-}
 
 // Writes an answer: the squared distance for the next pass or, in the last
 // (where no line is empty: the image has a background voxel, which every
@@ -225,7 +168,7 @@ __global__ void __launch_bounds__(32 * kSquaredWarps) squaredLinesKernel(const u
         atomicAdd(counts.crowd + lane, far);
     }
     __syncthreads();
-    const bool isWide = !empty && !sparse && (!windows || 2 * counts.crowd[lane] > static_cast<unsigned>(len));
+    const bool isWide = wideLine(empty, sparse, windows, counts.crowd[lane], len);
     if (warp == 0 && inside)
       wide[x + pass.nx * other] = isWide ? 1 : 0;
     if (inside && !isWide)
@@ -324,8 +267,7 @@ __global__ void lineAnswerKernel(const uint32_t* __restrict__ g, Pass pass, Line
     const uint32_t lo = s.lowest[line], hi = s.highest[line];
     const unsigned finite = s.finite[line];
     const bool empty = finite == 0, sparse = sparseLine(hi, finite);
-    const bool isWide =
-      !empty && !sparse && (!windowsLine(lo, hi) || 2 * s.crowd[line] > static_cast<unsigned>(len));
+    const bool isWide = wideLine(empty, sparse, windowsLine(lo, hi), s.crowd[line], len);
     const int p0 = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
     if (p0 == 0)
       wide[line] = isWide ? 1 : 0;
@@ -359,16 +301,10 @@ inline size_t squaredSharedRoom()
   return static_cast<size_t>(optin) - kSquaredStaticShared;
 }
 
-// Whether this path takes the transform: unit sampling, no indices, an image
-// of more than one row, and every squared distance below kNoBackground.
+// Whether this path takes the transform (no indices asked for).
 inline bool squaredPathTakes(const int64_t dims[3], const double sampling[3], const int32_t* indices)
 {
-  if (indices || sampling[0] != 1 || sampling[1] != 1 || sampling[2] != 1 || (dims[1] == 1 && dims[2] == 1))
-    return false;
-  uint64_t farthest = 0;
-  for (int a = 0; a < 3; ++a)
-    farthest += static_cast<uint64_t>(dims[a] - 1) * static_cast<uint64_t>(dims[a] - 1);
-  return farthest < kNoBackground;
+  return !indices && squaredPathApplies(dims, sampling);
 }
 
 // Whether a pass runs its lines in shared memory (squaredLinesKernel): they
