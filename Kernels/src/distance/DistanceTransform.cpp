@@ -171,14 +171,11 @@ TransformArray<double> squaredEdtCPU(const std::vector<uint8_t>& fg, const int64
       for (int64_t j = 0; j < lines; ++j)
       {
         auto value = [&](int64_t q) { return v[static_cast<size_t>(q * lines + j)]; };
-        uint32_t lo = kNoBackground, hi = 0;
-        unsigned finite = 0;
+        distance::LineTally tally;
         for (int64_t i = 0; i < len; ++i)
-        {
-          lo = std::min(lo, value(i));
-          hi = std::max(hi, value(i));
-          finite += value(i) != kNoBackground ? 1 : 0;
-        }
+          tally.add(value(i));
+        const uint32_t lo = tally.lo, hi = tally.hi;
+        const unsigned finite = tally.finite;
         const bool empty = finite == 0, sparse = distance::sparseLine(hi, finite),
                    windows = distance::windowsLine(lo, hi);
         int seeds[distance::kSparseSeeds];

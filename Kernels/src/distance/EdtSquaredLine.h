@@ -73,6 +73,20 @@ TV_HD uint32_t lesserOf(uint32_t a, uint32_t b)
   return a < b ? a : b;
 }
 
+// A line's (or a run of it's) least and greatest value and count of
+// finite values, taken value by value.
+struct LineTally
+{
+  uint32_t lo = kNoBackground, hi = 0;
+  unsigned finite = 0;
+  TV_HD void add(uint32_t v)
+  {
+    lo = lesserOf(lo, v);
+    hi = v > hi ? v : hi;
+    finite += v != kNoBackground ? 1 : 0;
+  }
+};
+
 // The squared distance at position p of a line that is not wide: value(q)
 // the line's value at q, seed(k) its k-th finite value's position (sparse
 // lines), lo its least value.

@@ -92,6 +92,15 @@ __device__ __forceinline__ void putSquared(int64_t at, uint32_t best, uint32_t* 
     next[at] = best;
 }
 
+// Adds a run's tally into its line's (shared or global memory).
+__device__ __forceinline__ void mergeTally(const LineTally& run, uint32_t* lo, uint32_t* hi, uint32_t* finite)
+{
+  atomicMin(lo, run.lo);
+  atomicMax(hi, run.hi);
+  if (run.finite)
+    atomicAdd(finite, run.finite);
+}
+
 // A block's bookkeeping of its 32 lines, lane by lane: the least and the
 // greatest value, the count of values past crowdLimit, the count of finite
 // values and, on a line with at most kSparseSeeds of them, their positions
@@ -136,22 +145,17 @@ __global__ void __launch_bounds__(32 * kSquaredWarps) squaredLinesKernel(const u
     }
     __syncthreads();
     const int64_t first = x + other * pass.otherStride;
-    uint32_t lo = kNoBackground, hi = 0;
-    unsigned finite = 0;
+    LineTally run;
     for (int q = warp; q < len; q += kSquaredWarps)
     {
       const uint32_t v = inside ? g[first + q * pass.step] : 0;
       tile[q * 32 + lane] = v;
-      lo = min(lo, v);
-      hi = max(hi, v);
-      finite += v != kNoBackground ? 1 : 0;
+      run.add(v);
     }
-    atomicMin(counts.lowest + lane, lo);
-    atomicMax(counts.highest + lane, hi);
-    if (finite)
-      atomicAdd(counts.finite + lane, finite);
+    mergeTally(run, counts.lowest + lane, counts.highest + lane, counts.finite + lane);
     __syncthreads();
-    lo = counts.lowest[lane], hi = counts.highest[lane], finite = counts.finite[lane];
+    const uint32_t lo = counts.lowest[lane], hi = counts.highest[lane];
+    const unsigned finite = counts.finite[lane];
     const bool empty = finite == 0, sparse = sparseLine(hi, finite), windows = windowsLine(lo, hi);
     if (sparse)
     {
@@ -213,19 +217,10 @@ __device__ void forEachRun(const Pass& pass, F f)
 __global__ void lineStatsKernel(const uint32_t* __restrict__ g, Pass pass, LineStats s)
 {
   forEachRun(pass, [&](int64_t line, int64_t first, int64_t p0, int64_t p1) {
-    uint32_t lo = kNoBackground, hi = 0;
-    unsigned finite = 0;
+    LineTally run;
     for (int64_t p = p0; p < p1; ++p)
-    {
-      const uint32_t v = g[first + p * pass.step];
-      lo = min(lo, v);
-      hi = max(hi, v);
-      finite += v != kNoBackground ? 1 : 0;
-    }
-    atomicMin(s.lowest + line, lo);
-    atomicMax(s.highest + line, hi);
-    if (finite)
-      atomicAdd(s.finite + line, finite);
+      run.add(g[first + p * pass.step]);
+    mergeTally(run, s.lowest + line, s.highest + line, s.finite + line);
   });
 }
 
