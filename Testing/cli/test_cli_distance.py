@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`topovox distance` against scipy.ndimage on the same arrays.
 
-distance_transform_edt (with sampling; distances equal within rounding), the
+distance_transform_edt (with sampling; distances equal within rounding;
+without sampling and indices, bit for bit, also on images made to stress
+each kind of line of the integer path), the
 returned indices (each must name a background voxel at exactly the reported
 distance: ties may pick another than scipy), distance_transform_cdt (taxicab
 and chessboard, exact, int32) and distance_transform_bf (all three metrics,
@@ -46,6 +48,38 @@ def check_edt(tool, work, x, sampling, what):
         offsets = (idx - np.indices(x.shape)) * np.array(sampling).reshape((-1,) + (1,) * x.ndim)
         dist = np.sqrt(np.sum(offsets.astype(np.float64) ** 2, axis=0))
         expect(background.all() and np.allclose(dist, want, rtol=1e-12, atol=0), what + ": edt indices")
+
+
+def check_edt_alone(tool, work, x, what):
+    """Unit sampling without indices (scipy's default call, the integer
+    path): the distances bit for bit, whatever voxel a tie would pick."""
+    got, _ = run(tool, work, x, [])
+    want = ndi.distance_transform_edt(x)
+    expect(isinstance(got, np.ndarray) and got.shape == want.shape and got.dtype == np.float64 and
+           np.array_equal(got.view(np.uint64), want.view(np.uint64)), what + ": edt without indices, bit for bit")
+
+
+def hard_images(rng):
+    """The integer path's line kinds in 2D and 3D: a few background voxels
+    (lines with up to 8 finite values, and more), background planes (lines
+    of equal values), single background lines, thick balls (lines through
+    the lower envelope) and sparse noise."""
+    for shape in ((300, 280), (61, 70, 53), (3, 200, 150)):
+        for seeds in (1, 5, 8, 9, 30):
+            x = np.ones(shape, bool)
+            for _ in range(seeds):
+                x[tuple(int(rng.integers(0, n)) for n in shape)] = False
+            yield x, "%s %d background voxels" % (shape, seeds)
+        x = np.ones(shape, bool)
+        x[..., ::37] = False
+        yield x, "%s background planes" % (shape,)
+        x = np.ones(shape, bool)
+        x[(slice(None),) + tuple(int(rng.integers(0, n)) for n in shape[1:])] = False
+        yield x, "%s one background line" % (shape,)
+        g = np.indices(shape)
+        x = sum((gi - n / 2.0) ** 2 for gi, n in zip(g, shape)) <= (max(shape) / 3.0) ** 2
+        yield x, "%s a thick ball" % (shape,)
+        yield rng.random(shape) > 0.002, "%s sparse noise" % (shape,)
 
 
 def check_batch(tool, work, rng):
@@ -99,6 +133,7 @@ def main():
                 x = rng.random(shape) > density
                 what = "%s background %.2f" % (shape, density)
                 check_edt(a.topovox, work, x, [1.0] * len(shape), what)
+                check_edt_alone(a.topovox, work, x, what)
                 check_edt(a.topovox, work, x, list(rng.uniform(0.3, 2.5, size=len(shape))), what + " sampling")
                 for metric in ("taxicab", "chessboard"):
                     got, _ = run(a.topovox, work, x, ["--method", "cdt", "--metric", metric])
@@ -119,9 +154,12 @@ def main():
                 got, _ = run(a.topovox, work, ones, ["--method", "bf", "--metric", metric])
                 expect(np.array_equal(got, ndi.distance_transform_bf(ones, metric=metric)),
                        "%s without background: bf %s" % (shape, metric))
+        for x, what in hard_images(rng):
+            check_edt_alone(a.topovox, work, x, what)
         for name in ("camera_512", "headsq_64x64x93"):
             volume, meta = load_sidecar(os.path.join(a.data, name + ".json"))
             mask = volume > np.percentile(volume, 60)
+            check_edt_alone(a.topovox, work, mask, name)
             check_edt(a.topovox, work, mask, [float(s) for s in reversed(meta["spacing"][:mask.ndim])], name)
             got, _ = run(a.topovox, work, mask, ["--method", "cdt", "--metric", "taxicab"])
             expect(np.array_equal(got, ndi.distance_transform_cdt(mask, metric="taxicab")), name + ": cdt taxicab")
