@@ -193,6 +193,10 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
   }
   stages.lap("gradient and paths");
   stages.progress(0.4);
+  // The limit over all pieces together: each CPU piece has checked its own
+  // count as soon as its gradient had it (MorsePiece), which stops early on
+  // noise but cannot see a sum; the GPU's pieces check only here. For a
+  // single CPU piece this repeats its check, at the cost of one addition.
   if (options.maxCriticalCells >= 0)
   {
     int64_t critical = 0;
