@@ -102,7 +102,8 @@ __device__ __forceinline__ void mergeTally(const LineTally& run, uint32_t* lo, u
 }
 
 // A block's bookkeeping of its 32 lines, lane by lane: the least and the
-// greatest value, the count of values past crowdLimit, the count of finite
+// greatest value, the count of values at kSquaredCrowdAt past the least or
+// more, the count of finite
 // values and, on a line with at most kSparseSeeds of them, their positions
 // (the next free one in filled).
 struct SquaredLineCounts
@@ -115,17 +116,8 @@ constexpr int kSquaredStaticShared = sizeof(SquaredLineCounts);
 // blockIdx.x + lane, line group `other` from blockIdx.y on) loads them,
 // classifies them, then answers every line that is not wide (squaredAnswer).
 // wide[x + nx * other] is written for every line. Not Last: the squared
-// distances into `next`; Last: the distances. The classification:
-//  * windows where every value lies below the line's least plus
-//    kSquaredWindowLimit, and (the crowd rule) at most half of them at
-//    kSquaredCrowdAt past it or more. On the excess rather than the plain
-//    values: a line of equal values (voxels far from the background along
-//    earlier axes, with the background as far from all of the line) takes
-//    no step at all, where plain limits would send it through an envelope;
-//  * a line without a finite value (no background in its plane yet) stays
-//    so; one with 1 to kSparseSeeds finite values (a few background voxels
-//    in the whole image) takes the least over them;
-//  * the rest is wide: its envelope comes after.
+// distances into `next`; Last: the distances. The line kinds are
+// EdtSquaredLine.h's; the wide lines' envelopes come after.
 template <bool Last>
 __global__ void __launch_bounds__(32 * kSquaredWarps) squaredLinesKernel(const uint32_t* __restrict__ g, Pass pass,
   bool crowdRule, uint32_t* __restrict__ next, double* __restrict__ distances, int* __restrict__ wide)
