@@ -1,6 +1,8 @@
 // DistanceTransform.cpp - exact distance transforms (DistanceTransform.h):
 // axis by axis, each line of voxels on its own, every line carrying for each
-// voxel the nearest background voxel found so far.
+// voxel the nearest background voxel found so far; or, for the Euclidean
+// distances alone with unit sampling, the exact integer squared distance
+// (squaredEdtCPU, EdtSquaredLine.h).
 #include "topovox/DistanceTransform.h"
 
 #include "topovox/Device.h"
