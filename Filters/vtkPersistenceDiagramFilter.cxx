@@ -245,7 +245,7 @@ int vtkPersistenceDiagramFilter::RequestData(
   {
     vtkErrorMacro(<< "Persistence diagram: the image's discrete gradient has " << e.criticalCells
                   << " critical cells: the diagram would need about "
-                  << gib(needed + static_cast<double>(e.criticalCells) * topovox::kMorseBytesPerCriticalCell)
+                  << gib(topovox::morseMemoryBytes(needed, static_cast<double>(e.criticalCells)))
                   << " GiB of memory, more than 80% of this machine's (" << gib(budget)
                   << " GiB): crop or sub-sample the image.");
     return 0;

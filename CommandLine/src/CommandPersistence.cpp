@@ -371,7 +371,7 @@ int runPersistence(const std::vector<std::string>& args)
   if (!fits)
     throw Error(what + " needs " + (a.reference ? "about " : "at least about ") + bytesText(needed) +
       " of memory, more than " + limitText + advice);
-  const double noise = needed + (a.reference ? 0.0 : cells * NoiseCriticalShare * kMorseBytesPerCriticalCell);
+  const double noise = a.reference ? needed : morseMemoryBytes(needed, cells * NoiseCriticalShare);
   if (verbose)
     say(std::string("complex: ") + constructionName(options.construction) + " construction, " +
       std::to_string(dimension) + "D, " + std::to_string(static_cast<long long>(cells)) + " cells, about " +
@@ -394,7 +394,7 @@ int runPersistence(const std::vector<std::string>& args)
     bar.clear();
     throw Error(what + " has " + std::to_string(static_cast<long long>(e.criticalCells)) +
       " critical cells in its discrete gradient: it would need about " +
-      bytesText(needed + static_cast<double>(e.criticalCells) * kMorseBytesPerCriticalCell) + " of memory, more than " +
+      bytesText(morseMemoryBytes(needed, static_cast<double>(e.criticalCells))) + " of memory, more than " +
       limitText + advice);
   }
   bar.clear();

@@ -77,6 +77,13 @@ struct PersistenceOptions
 constexpr double kMorseBytesPerCell = 4.5;
 constexpr double kMorseBytesPerCriticalCell = 200;
 
+// The model's whole: sizeBytes (fitPersistenceMemory's *needed) plus the
+// critical cells' share.
+inline double morseMemoryBytes(double sizeBytes, double criticalCells)
+{
+  return sizeBytes + criticalCells * kMorseBytesPerCriticalCell;
+}
+
 // The cells of the image's cubical complex: on the doubled grid, 2n - 1
 // positions along an axis of n voxels for V (voxels are vertices), 2n + 1
 // for T (voxels are cubes, with the faces on the border); axes of one voxel

@@ -96,17 +96,13 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
   };
   // Chunks of at least 2^15 records: below that the threads cost more
   // than the pass (a 64^2 image's 2,500 cells run on one).
-  const int64_t chunks = chunksOf(static_cast<int64_t>(n), threads, int64_t(1) << 15);
-  auto onChunks = [&](const std::function<void(size_t, size_t, int64_t)>& body) {
-    forEachChunk(static_cast<int64_t>(n), chunks, static_cast<int>(chunks), [&](int64_t i0, int64_t i1, int64_t c) {
-      body(static_cast<size_t>(i0), static_cast<size_t>(i1), c);
-    });
-  };
+  const int64_t total = static_cast<int64_t>(n), chunks = chunksOf(total, threads, int64_t(1) << 15);
+  const int workers = static_cast<int>(chunks);
   // Unwritten until the threads fill them (UninitializedAllocator.h: a
   // zeroed vector's page faults would all land on one thread).
   std::vector<Record, UninitializedAllocator<Record>> from(n), to(n);
-  onChunks([&](size_t i0, size_t i1, int64_t) {
-    for (size_t i = i0; i < i1; ++i)
+  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
+    for (size_t i = size_t(i0); i < size_t(i1); ++i)
     {
       // No NaN here; -0.0 folded into 0.0, which the comparison holds equal.
       const double v = cells[i].value + 0.0;
@@ -126,10 +122,10 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
   }
   std::vector<std::array<size_t, 256>> count(static_cast<size_t>(chunks));
   auto pass = [&](auto digit) {
-    onChunks([&](size_t i0, size_t i1, int64_t c) {
+    forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t c) {
       std::array<size_t, 256>& mine = count[static_cast<size_t>(c)];
       mine.fill(0);
-      for (size_t i = i0; i < i1; ++i)
+      for (size_t i = size_t(i0); i < size_t(i1); ++i)
         ++mine[digit(from[i])];
     });
     size_t at = 0; // digit-major, chunk-minor: each chunk's first slot per digit
@@ -140,9 +136,9 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
         mine[static_cast<size_t>(d)] = at;
         at += here;
       }
-    onChunks([&](size_t i0, size_t i1, int64_t c) {
+    forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t c) {
       std::array<size_t, 256>& next = count[static_cast<size_t>(c)];
-      for (size_t i = i0; i < i1; ++i)
+      for (size_t i = size_t(i0); i < size_t(i1); ++i)
         to[next[digit(from[i])]++] = from[i];
     });
     from.swap(to);
@@ -153,8 +149,8 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
   for (int byte = 0; byte < 8; ++byte)
     if ((differ >> (8 * byte)) & 255)
       pass([byte](const Record& r) { return static_cast<size_t>((r.key >> (8 * byte)) & 255); });
-  onChunks([&](size_t i0, size_t i1, int64_t) {
-    for (size_t i = i0; i < i1; ++i)
+  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
+    for (size_t i = size_t(i0); i < size_t(i1); ++i)
       std::memcpy(static_cast<void*>(&cells[i]), from[i].cell, sizeof(MorseCriticalCell));
   });
 }

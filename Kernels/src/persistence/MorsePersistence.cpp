@@ -6,7 +6,6 @@
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
-#include "CubicalCells.h"
 #include "DiagramAssembly.h"
 #include "MorseSummaryGPU.h"
 
