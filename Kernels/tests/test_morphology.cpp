@@ -460,8 +460,11 @@ void checkRegisterShapes(std::mt19937_64& rng, bool gpu)
 // of whole 4-voxel quads): every origin of the box, balls at random
 // origins, the one-plane elements on volumes, both border values, several
 // types (nonzero is true, -0 is not, NaN is), dense and sparse images; rows
-// of 33 quads (a warp writes 30: two blocks along x, the second mostly
-// idle), planes of more than one tile of rows, and columns of many planes.
+// of 33 quads (a warp writes 30: for one-plane elements two tiles along x,
+// the second mostly idle; for volumes, warps that run on past a row's
+// phantom quad into the next rows, the phantom after the row or, for the
+// origins whose centre lies left, before it), planes of more than one tile
+// of rows, and columns of many planes.
 // On the CPU, erosion is checked against the naive rule too; on the GPU,
 // the device API on a view with padded rows (strides that are not the
 // dims) gives the host API's bits.
