@@ -31,7 +31,8 @@ namespace topovox
 {
 namespace morse
 {
-struct BuiltPiece; // what the GPU built for a whole image (src/persistence/MorseSummaryGPU.h)
+struct BuiltPiece;    // what the GPU built for a whole image (src/persistence/MorseSummaryGPU.h)
+struct PieceGradient; // a piece's gradient built ahead (src/persistence/MorseGradient.h)
 }
 
 struct PieceRegion
@@ -101,6 +102,11 @@ public:
   // where boundaries need it, the GPU built in a batch.
   MorsePiece(const GridView& image, const PieceRegion& region, const PersistenceOptions& options,
     morse::BuiltPiece&& built);
+  // A piece whose gradient morse::pieceGradient built ahead, from the same
+  // arguments (the streamed slabs build the next slab's on the GPU while
+  // this one's rest runs on the CPU threads).
+  MorsePiece(const GridView& local, const PieceRegion& region, const PersistenceOptions& options,
+    morse::PieceGradient&& gradient);
   ~MorsePiece();
   MorsePiece(MorsePiece&&) noexcept;
   MorsePiece& operator=(MorsePiece&&) noexcept;

@@ -33,6 +33,7 @@
 #include "../common/LargeArray.h"
 
 #include "topovox/Device.h"
+#include "topovox/PersistencePieces.h"
 
 #include <cstdint>
 #include <string>
@@ -112,6 +113,19 @@ struct Gradient
 Gradient buildGradient(const GridView& image, const cubical::CellGrid& grid, Filtration filtration,
   const std::vector<int64_t> cuts[3], int threads, Device device = Device::CPU,
   std::string* warnings = nullptr, Device* used = nullptr);
+
+// A piece's gradient built before its MorsePiece, with where it was built
+// and why not where asked.
+struct PieceGradient
+{
+  Gradient gradient;
+  Device used = Device::CPU;
+  std::string warnings;
+};
+
+// The gradient a MorsePiece of (local, region, options) builds first: its
+// cut planes, on options' device (MorsePiece.cpp).
+PieceGradient pieceGradient(const GridView& local, const PieceRegion& region, const PersistenceOptions& options);
 
 #ifdef TOPOVOX_WITH_CUDA
 // The GPU path (MorseGradientCUDA.cu): fills g's arrays, already sized and

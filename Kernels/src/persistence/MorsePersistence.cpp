@@ -7,12 +7,14 @@
 #include "topovox/PersistencePieces.h"
 
 #include "DiagramAssembly.h"
+#include "MorseGradient.h"
 #include "MorseSummaryGPU.h"
 
 #include "../common/Parallel.h"
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <stdexcept>
 #include <thread>
 
@@ -163,13 +165,27 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
     pieces.emplace_back(grid, regions[0], options); // on the GPU when asked
   else if (slabSpan > 0)
   {
-    // Streamed: one slab on the device at a time, each using every thread
-    // for what the CPU does of it.
+    // Streamed: one slab's gradient on the device at a time, built by a
+    // thread of its own (upload, kernel, download), while every other
+    // thread does the CPU's part of the slab before it (values, critical
+    // cells, path ends): the slabs' GPU and CPU parts overlap. The device
+    // holds one slab's gradient at a time, as gpuSlabSpan assumes.
+    std::vector<PieceRegion> local(regions.size());
+    std::vector<GridView> views;
+    for (size_t r = 0; r < regions.size(); ++r)
+      views.push_back(pieceView(grid, regions[r], options.construction, local[r]));
+    auto ahead = [&](size_t r) {
+      return std::async(std::launch::async, [&, r] { return morse::pieceGradient(views[r], local[r], options); });
+    };
+    // (A pending future waits for its thread when destroyed, so that an
+    // exception here leaves no thread on these locals.)
+    std::future<morse::PieceGradient> next = ahead(0);
     for (size_t r = 0; r < regions.size(); ++r)
     {
-      PieceRegion region;
-      const GridView view = pieceView(grid, regions[r], options.construction, region);
-      pieces.emplace_back(view, region, options);
+      morse::PieceGradient gradient = next.get();
+      if (r + 1 < regions.size())
+        next = ahead(r + 1);
+      pieces.emplace_back(views[r], local[r], options, std::move(gradient));
       stages.progress(0.4 * static_cast<double>(r + 1) / static_cast<double>(regions.size()));
     }
   }

@@ -194,6 +194,41 @@ void PieceRegion::requiredVoxels(Construction construction, int64_t lo[3], int64
   }
 }
 
+namespace
+{
+// A piece's cut planes across each axis, in its local doubled coordinates:
+// where its closure ends inside the image, and those of the other pieces
+// that cross it.
+void localCutPlanes(const PieceRegion& region, Construction construction, std::vector<int64_t> cuts[3])
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    const int64_t maxCell = wholeCellMax(region.wholeDims[a], construction);
+    const int64_t shift = region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
+    if (region.cellLo[a] > 0)
+      cuts[a].push_back(region.cellLo[a] - shift);
+    if (region.cellHi[a] < maxCell)
+      cuts[a].push_back(region.cellHi[a] - shift);
+    for (int64_t c : region.cuts[a])
+      if (c > region.cellLo[a] && c < region.cellHi[a])
+        cuts[a].push_back(c - shift);
+  }
+}
+} // namespace
+
+morse::PieceGradient morse::pieceGradient(
+  const GridView& local, const PieceRegion& region, const PersistenceOptions& options)
+{
+  std::vector<int64_t> cuts[3];
+  localCutPlanes(region, options.construction, cuts);
+  const cubical::CellGrid cells(local, options.construction, region.wholeDims);
+  PieceGradient p{ Gradient(cells) };
+  const topovox::Device want = persistenceDevice(options.device, &p.warnings);
+  p.gradient = buildGradient(local, cells, options.filtration, cuts,
+    options.threads > 0 ? options.threads : defaultThreadCount(), want, &p.warnings, &p.used);
+  return p;
+}
+
 struct MorsePiece::Impl
 {
   GridView Local;
@@ -220,7 +255,7 @@ struct MorsePiece::Impl
   bool Super = false;
 
   Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options,
-    morse::BuiltPiece* built = nullptr)
+    morse::BuiltPiece* built = nullptr, morse::PieceGradient* ahead = nullptr)
     : Local(local)
     , Region(region)
     , Construct(options.construction)
@@ -231,7 +266,6 @@ struct MorsePiece::Impl
   {
     int64_t need[2][3];
     region.requiredVoxels(Construct, need[0], need[1]);
-    std::vector<int64_t> cuts[3];
     for (int a = 0; a < 3; ++a)
     {
       if (need[0][a] < region.origin[a] || need[1][a] >= region.origin[a] + local.dims[a])
@@ -243,15 +277,6 @@ struct MorsePiece::Impl
       Shift[a] = region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
       ReportLo[a] = region.cellLo[a] - Shift[a];
       ReportHi[a] = (region.cellHi[a] == maxCell ? region.cellHi[a] : region.cellHi[a] - 1) - Shift[a];
-      // Cut planes where the piece's closure ends inside the image, and
-      // those of the other pieces that cross this one.
-      if (region.cellLo[a] > 0)
-        cuts[a].push_back(region.cellLo[a] - Shift[a]);
-      if (region.cellHi[a] < maxCell)
-        cuts[a].push_back(region.cellHi[a] - Shift[a]);
-      for (int64_t c : region.cuts[a])
-        if (c > region.cellLo[a] && c < region.cellHi[a])
-          cuts[a].push_back(c - Shift[a]);
     }
     const bool super = options.filtration == Filtration::Superlevel;
     if (built)
@@ -259,26 +284,37 @@ struct MorsePiece::Impl
       adopt(std::move(*built), super);
       return;
     }
-    // On the GPU, a whole image (no cut planes) gets its summary there,
-    // other pieces their gradient.
-    const topovox::Device want = morse::persistenceDevice(options.device, &Warnings);
-#ifdef TOPOVOX_WITH_CUDA
-    if (want == topovox::Device::GPU && cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
+    if (ahead)
     {
-      try
-      {
-        std::vector<morse::BuiltPiece> pieces = morse::buildPiecesGPU({ local }, Construct, options.filtration);
-        adopt(std::move(pieces[0]), super);
-        return;
-      }
-      catch (const std::exception& e)
-      {
-        Warnings += std::string(Warnings.empty() ? "" : "\n") + "persistence: the GPU summary failed (" +
-          e.what() + "); using the CPU";
-      }
+      G = std::move(ahead->gradient);
+      Used = ahead->used;
+      Warnings = std::move(ahead->warnings);
     }
+    else
+    {
+      std::vector<int64_t> cuts[3];
+      localCutPlanes(region, Construct, cuts);
+      // On the GPU, a whole image (no cut planes) gets its summary there,
+      // other pieces their gradient.
+      const topovox::Device want = morse::persistenceDevice(options.device, &Warnings);
+#ifdef TOPOVOX_WITH_CUDA
+      if (want == topovox::Device::GPU && cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
+      {
+        try
+        {
+          std::vector<morse::BuiltPiece> pieces = morse::buildPiecesGPU({ local }, Construct, options.filtration);
+          adopt(std::move(pieces[0]), super);
+          return;
+        }
+        catch (const std::exception& e)
+        {
+          Warnings += std::string(Warnings.empty() ? "" : "\n") + "persistence: the GPU summary failed (" +
+            e.what() + "); using the CPU";
+        }
+      }
 #endif
-    G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
+      G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
+    }
     Value = OrientedValues(local, super, Threads, &Summary.hasNan);
     collectCritical();
     // Over the caller's limit: stop before the paths and the pairing, whose
@@ -725,6 +761,11 @@ MorsePiece::MorsePiece(const GridView& local, const PieceRegion& region, const P
 MorsePiece::MorsePiece(
   const GridView& image, const PieceRegion& region, const PersistenceOptions& options, morse::BuiltPiece&& built)
   : P(new Impl(image, region, options, &built))
+{
+}
+MorsePiece::MorsePiece(
+  const GridView& local, const PieceRegion& region, const PersistenceOptions& options, morse::PieceGradient&& gradient)
+  : P(new Impl(local, region, options, nullptr, &gradient))
 {
 }
 MorsePiece::~MorsePiece() = default;
