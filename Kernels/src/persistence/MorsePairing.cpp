@@ -11,6 +11,7 @@
 #include "../common/LargeArray.h"
 #include "../common/Parallel.h"
 
+#include <phat/algorithms/chunk_reduction.h>
 #include <phat/algorithms/twist_reduction.h>
 #include <phat/compute_persistence_pairs.h>
 #include <phat/representations/default_representations.h>
@@ -19,6 +20,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
@@ -248,6 +250,9 @@ struct MorsePairing::Impl
   // PositionOf: the reverse), made once union-find is done so that each
   // boundary goes into its column as it comes.
   phat::boundary_matrix<phat::vector_vector> Matrix;
+  // OpenMP's thread count when Matrix was made: PHAT sized the matrix's
+  // per-thread buffers by it, so no reduction may run on more threads.
+  int MatrixThreads = omp_get_max_threads();
   std::vector<int64_t> MatrixColumn, PositionOf;
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
@@ -532,6 +537,25 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
   });
 }
 
+namespace
+{
+// Whether the Morse matrix is reduced by PHAT's chunk reduction (several
+// threads, a build with OpenMP) or its twist reduction (one thread).
+// TOPOVOX_PHAT_REDUCTION=twist|chunk overrides, for benchmarks (chunk on
+// one thread is allowed: it is the same reduction, serial).
+bool chunkReduction(int threads)
+{
+#ifdef _OPENMP
+  if (const char* e = std::getenv("TOPOVOX_PHAT_REDUCTION"))
+    return std::string(e) == "chunk";
+  return threads > 1;
+#else
+  (void)threads;
+  return false;
+#endif
+}
+} // namespace
+
 PersistenceDiagram MorsePairing::finish()
 {
   Impl& p = *P;
@@ -541,7 +565,23 @@ PersistenceDiagram MorsePairing::finish()
   const std::vector<int64_t>& positionOf = p.PositionOf;
   phat::boundary_matrix<phat::vector_vector>& matrix = p.Matrix;
   phat::persistence_pairs pairs;
-  phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
+  const int threads = std::min(p.threads(), p.MatrixThreads);
+  if (chunkReduction(threads))
+  {
+    // PHAT's chunk reduction, on OpenMP's threads: on the H200 machine's
+    // 16 cores it took colin27_t1's reduction and diagram from 51 to 59 ms
+    // down to 36 to 39 (bench/README.md, twenty-first session); the pairs
+    // are the twist reduction's (persistence pairs do not depend on the
+    // reduction's order), which the tests check against CubicalRipser.
+    // The thread count is set for the call and put back after: the
+    // reduction itself drops it to 1 on small matrices.
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    phat::compute_persistence_pairs<phat::chunk_reduction>(pairs, matrix);
+    omp_set_num_threads(before);
+  }
+  else
+    phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
   for (phat::index k = 0; k < pairs.get_num_pairs(); ++k)
   {
     const auto pr = pairs.get_pair(k);
