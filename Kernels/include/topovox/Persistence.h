@@ -142,7 +142,9 @@ struct PersistenceDiagram
 // voxel matches the cells it owns, as in Robins, Wood and Sheppard's
 // lower-star algorithm, and only within one stratum of the block
 // decomposition), the Morse boundary of critical cells by the parity of
-// V-paths, and PHAT's reduction of the Morse boundary matrix. Dimension 0 is
+// V-paths, and PHAT's reduction of the Morse boundary matrix (its chunk
+// reduction on the threads in builds with OpenMP, else its twist
+// reduction; TOPOVOX_PHAT_REDUCTION picks). Dimension 0 is
 // paired by union-find along the gradient and the top dimension by
 // union-find in the dual, so only the middle dimension of a 3D image needs
 // Morse boundaries and a matrix. Device: options.device GPU (or Auto with
@@ -158,8 +160,9 @@ struct PersistenceDiagram
 // (PersistencePieces.h) get only their gradient from the GPU. An image
 // whose summary does not fit 80% of the free device memory (or the bytes
 // TOPOVOX_GPU_MEMORY_LIMIT allows) is streamed: cut into slabs along its
-// slowest axis, each slab's gradient built on the device in turn, the
-// rest on the CPU threads (the diagram's warning says so; pairs equal by
+// slowest axis, each slab's gradient built on the device in turn by a
+// thread of its own while the CPU threads do the rest of the slab before
+// it (the diagram's warning says so; pairs equal by
 // value, the voxels reported among ties may differ, as with blocks). A
 // CUDA failure anywhere (out of memory included) falls back to the CPU
 // with a warning, the Morse boundaries by rebuilding the gradient there.
