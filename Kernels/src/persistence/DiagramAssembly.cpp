@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -82,36 +83,84 @@ void DiagramBuilder::essential(const PairCell& birth)
   Pairs.push_back(p);
 }
 
+namespace
+{
+// A value as an unsigned key in the same order, descending when `down`:
+// the float's bits with the sign's order folded in; -0 and +0 one key, as
+// they compare equal.
+uint64_t orderKey(double v, bool down)
+{
+  if (v == 0)
+    v = 0.0;
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  b = (b >> 63) ? ~b : b | (uint64_t(1) << 63);
+  return down ? ~b : b;
+}
+
+// A pair's place in the diagram's order, without the pair: what the sort
+// moves and compares (the voxels, for equal values only, from the pair).
+struct OrderKey
+{
+  uint64_t birth, death;
+  uint32_t index;
+  int32_t dimension;
+};
+} // namespace
+
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
   // Dimension, birth, death, then the voxels: a total order, so that the
   // rows come out the same whatever the number of threads. The pairs are
-  // 88 bytes each: their order is sorted as 4-byte indices (on the threads)
-  // and then applied in place, one move a pair, instead of moving the pairs
-  // themselves at every step of the sort (colin27_t1's 192,465 pairs: 13 to
-  // 17 ms on 16 threads that way).
+  // 88 bytes each: keys of their dimension and values (24 bytes, birth and
+  // death as integers in the same order) are sorted on the threads and
+  // the order applied in place, one move a pair. (Sorting 4-byte indices
+  // that compare the pairs themselves read two pairs at random a step:
+  // 4.3 million pairs of a 256^3 Gaussian field took 1.8 s on this
+  // repository's 2 cores.)
   const bool super = Super;
-  auto less = [super](const PersistencePair& a, const PersistencePair& b) {
-    if (a.dimension != b.dimension)
-      return a.dimension < b.dimension;
-    if (a.birth != b.birth)
-      return super ? a.birth > b.birth : a.birth < b.birth;
-    if (a.death != b.death)
-      return super ? a.death > b.death : a.death < b.death;
+  auto voxelsBefore = [](const PersistencePair& a, const PersistencePair& b) {
     return std::lexicographical_compare(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel, b.birthVoxel + 3) ||
       (std::equal(a.birthVoxel, a.birthVoxel + 3, b.birthVoxel) &&
         std::lexicographical_compare(a.deathVoxel, a.deathVoxel + 3, b.deathVoxel, b.deathVoxel + 3));
   };
+  const int threads = Options.threads > 0 ? Options.threads : defaultThreadCount();
   const size_t n = Pairs.size();
   if (n > size_t(UINT32_MAX))
   {
-    parallelSort(Pairs, Options.threads > 0 ? Options.threads : defaultThreadCount(), less);
+    parallelSort(Pairs, threads, [&](const PersistencePair& a, const PersistencePair& b) {
+      if (a.dimension != b.dimension)
+        return a.dimension < b.dimension;
+      if (a.birth != b.birth)
+        return super ? a.birth > b.birth : a.birth < b.birth;
+      if (a.death != b.death)
+        return super ? a.death > b.death : a.death < b.death;
+      return voxelsBefore(a, b);
+    });
     return std::move(Pairs);
   }
+  std::vector<OrderKey> keys(n);
+  parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+    {
+      const PersistencePair& p = Pairs[static_cast<size_t>(k)];
+      keys[static_cast<size_t>(k)] =
+        OrderKey{ orderKey(p.birth, super), orderKey(p.death, super), static_cast<uint32_t>(k), p.dimension };
+    }
+  });
+  parallelSort(keys, threads, [&](const OrderKey& a, const OrderKey& b) {
+    if (a.dimension != b.dimension)
+      return a.dimension < b.dimension;
+    if (a.birth != b.birth)
+      return a.birth < b.birth;
+    if (a.death != b.death)
+      return a.death < b.death;
+    return voxelsBefore(Pairs[a.index], Pairs[b.index]);
+  });
   std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), uint32_t(0));
-  parallelSort(order, Options.threads > 0 ? Options.threads : defaultThreadCount(),
-    [&](uint32_t a, uint32_t b) { return less(Pairs[a], Pairs[b]); });
+  for (size_t i = 0; i < n; ++i)
+    order[i] = keys[i].index;
+  std::vector<OrderKey>().swap(keys);
   // Position i takes the pair at order[i]: each cycle of the permutation
   // is walked once, holding its first pair aside.
   for (size_t start = 0; start < n; ++start)
