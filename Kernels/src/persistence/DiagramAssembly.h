@@ -40,7 +40,7 @@ public:
   // coordinates).
   DiagramBuilder(const int64_t dims[3], const PersistenceOptions& options);
   // Room for `count` pairs (a diagram of millions grows without copies).
-  void reserve(size_t count) { Pairs.reserve(count); }
+  void reserve(size_t count) { Entries.reserve(count); }
   void pair(const PairCell& birth, const PairCell& death);
   // Pairs 0 .. n-1, get(k, birth, death) filling pair k's cells, on
   // `threads` threads (the order before finish() does not matter: it sorts
@@ -49,11 +49,11 @@ public:
   void pairMany(int64_t n, int threads, Get get)
   {
     // Written in place (millions of pairs on noise: a copy per thread and
-    // then into Pairs touched twice the memory): each worker packs the
+    // then into Entries touched twice the memory): each worker packs the
     // pairs it keeps at the start of its own range (parallelFor's ranges
     // are contiguous and in worker order), then the ranges close up.
-    const size_t base = Pairs.size();
-    Pairs.resize(base + static_cast<size_t>(n));
+    const size_t base = Entries.size();
+    Entries.resize(base + static_cast<size_t>(n));
     std::vector<std::array<int64_t, 2>> kept(static_cast<size_t>(std::max(1, threads))); // start, pairs kept
     const int workers = parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
       PairCell birth, death;
@@ -61,7 +61,7 @@ public:
       for (int64_t k = k0; k < k1; ++k)
       {
         get(k, birth, death);
-        if (make(birth, death, Pairs[base + static_cast<size_t>(next)]))
+        if (make(birth, death, Entries[base + static_cast<size_t>(next)]))
           ++next;
       }
       kept[static_cast<size_t>(w)] = { k0, next - k0 };
@@ -70,25 +70,36 @@ public:
     for (int w = 0; w < workers; ++w)
     {
       const auto& range = kept[static_cast<size_t>(w)];
-      const auto from = Pairs.begin() + static_cast<std::ptrdiff_t>(base + static_cast<size_t>(range[0]));
+      const auto from = Entries.begin() + static_cast<std::ptrdiff_t>(base + static_cast<size_t>(range[0]));
       if (base + static_cast<size_t>(range[0]) != end)
-        std::move(from, from + range[1], Pairs.begin() + static_cast<std::ptrdiff_t>(end));
+        std::move(from, from + range[1], Entries.begin() + static_cast<std::ptrdiff_t>(end));
       end += static_cast<size_t>(range[1]);
     }
-    Pairs.resize(end);
+    Entries.resize(end);
   }
   void essential(const PairCell& birth);
   std::vector<PersistencePair> finish();
 
 private:
-  // The pair of the two cells, false when it is not reported (zero
+  // A reported pair until finish() places it: values in the image's
+  // orientation, voxels as linear indices (-1: none, an essential class's
+  // death). 40 bytes against a PersistencePair's 88: the diagram's sort
+  // moves these, and each pair is written out once, in order.
+  struct Entry
+  {
+    double birth, death;
+    int64_t birthVoxel, deathVoxel;
+    int32_t dimension;
+    bool essential;
+  };
+  // The entry of the two cells, false when it is not reported (zero
   // persistence, above maxDimension, below minPersistence).
-  bool make(const PairCell& birth, const PairCell& death, PersistencePair& p) const;
+  bool make(const PairCell& birth, const PairCell& death, Entry& e) const;
 
   int64_t Dims[3];
   const PersistenceOptions& Options;
   bool Super;
-  std::vector<PersistencePair> Pairs;
+  std::vector<Entry> Entries;
 };
 
 // The stages of an engine: lap(name) records the time since the previous
