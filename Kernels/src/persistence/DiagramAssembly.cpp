@@ -107,10 +107,11 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // same whatever the number of threads. The 40-byte entries are sorted on
   // the threads (their values compared as integers in the same order, the
   // voxels' coordinates worked out only for equal values), then written out
-  // as pairs, in order, on the threads. (Sorting the 88-byte pairs through
-  // 4-byte indices and permuting them in place read the pairs at random:
-  // 4.3 million pairs of a 256^3 Gaussian field took 1.8 to 2.3 s on this
-  // repository's 2 cores, 0.6 s as keys and a permutation, and now less.)
+  // as pairs, in order, on the threads. (Sorting 4-byte indices by the
+  // 88-byte pairs and permuting the pairs in place read them at random:
+  // with the 4.3 million pairs of a 256^3 Gaussian field, the stage that
+  // ends here took 3.0 to 3.3 s on this repository's 2 cores; 2.4 to 2.5
+  // s now. bench/README.md, twenty-first session.)
   const bool super = Super;
   const int threads = Options.threads > 0 ? Options.threads : defaultThreadCount();
   auto coordinatesBefore = [this](int64_t a, int64_t b) {
