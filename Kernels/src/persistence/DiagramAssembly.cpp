@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -84,30 +83,13 @@ void DiagramBuilder::essential(const PairCell& birth)
   Entries.push_back(e);
 }
 
-namespace
-{
-// A value as an unsigned key in the same order, descending when `down`:
-// the float's bits with the sign's order folded in; -0 and +0 one key, as
-// they compare equal.
-uint64_t orderKey(double v, bool down)
-{
-  if (v == 0)
-    v = 0.0;
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  b = (b >> 63) ? ~b : b | (uint64_t(1) << 63);
-  return down ? ~b : b;
-}
-} // namespace
-
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
   // Dimension, birth, death (in filtration order), then the birth and the
   // death voxel's coordinates: a total order, so that the rows come out the
   // same whatever the number of threads. The 40-byte entries are sorted on
-  // the threads (their values compared as integers in the same order, the
-  // voxels' coordinates worked out only for equal values), then written out
-  // as pairs, in order, on the threads. (Sorting 4-byte indices by the
+  // the threads (the voxels' coordinates worked out only for equal values),
+  // then written out as pairs, in order, on the threads. (Sorting 4-byte indices by the
   // 88-byte pairs and permuting the pairs in place read them at random:
   // with the 4.3 million pairs of a 256^3 Gaussian field, the stage that
   // ends here took 3.0 to 3.3 s on this repository's 2 cores; 2.4 to 2.5
@@ -125,12 +107,10 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   parallelSort(Entries, threads, [&](const Entry& a, const Entry& b) {
     if (a.dimension != b.dimension)
       return a.dimension < b.dimension;
-    const uint64_t ab = orderKey(a.birth, super), bb = orderKey(b.birth, super);
-    if (ab != bb)
-      return ab < bb;
-    const uint64_t ad = orderKey(a.death, super), bd = orderKey(b.death, super);
-    if (ad != bd)
-      return ad < bd;
+    if (a.birth != b.birth)
+      return super ? a.birth > b.birth : a.birth < b.birth;
+    if (a.death != b.death)
+      return super ? a.death > b.death : a.death < b.death;
     if (a.birthVoxel != b.birthVoxel)
       return coordinatesBefore(a.birthVoxel, b.birthVoxel);
     return a.deathVoxel != b.deathVoxel && coordinatesBefore(a.deathVoxel, b.deathVoxel);
