@@ -17,9 +17,10 @@
 // graph and replayed, so a long run costs one launch per ten iterations;
 // the host reads one counter of pairs still running per replay. The same
 // updates as the CPU path, in double; sums in another order.
-// The scaling method, where K and K^T fit in the SMs' shared memory (d up
-// to about 1,000 on an H200), runs instead up to a thousand iterations per
-// cooperative launch with the matrix resident (SinkhornResident.h).
+// Where K and K^T fit in the SMs' shared memory (d up to about 1,000 on an
+// H200), up to a thousand iterations run instead per cooperative launch
+// with the matrix resident (SinkhornResident.h): the scaling method's K,
+// the log domain's factored E where its sums are exact.
 #include "FactoredLogSumExp.h"
 #include "SinkhornBackends.h"
 #include "SinkhornChecks.h"
@@ -756,6 +757,21 @@ void uploadThroughPinned(void* device, const void* host, size_t bytes, char* pin
     }
   });
 }
+
+// Whether every pair's a and b each have an entry above 0 (then every
+// log-domain potential vector has a finite maximum: the factored sums'
+// shift). The first positive entry ends a scan: a pair costs little.
+bool everyPairHasMass(const std::vector<double>& a, const std::vector<double>& b, int n, int d)
+{
+  for (const auto* h : { &a, &b })
+    for (int64_t p = 0; p < n; ++p)
+    {
+      const double* x = h->data() + p * d;
+      if (std::none_of(x, x + d, [](double v) { return v > 0; }))
+        return false;
+    }
+  return true;
+}
 } // namespace
 
 SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& M,
@@ -774,10 +790,12 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   // pairs x d arrays, the plans when asked; for the tile kernel, its
   // ranges' partial sums, and in the log domain E and its transpose.
   const dim3 tiles = d64 <= (int64_t(1) << 30) / d64 ? tileGrid(pairs, d64, logDomain) : dim3(1, 1, 0);
-  const bool split = tiles.z > 1, factor = logDomain && tiles.z > 0;
-  // The scaling method with K in shared memory where it fits
+  // K (the log domain: E) in shared memory where it fits
   // (SinkhornResident.h): one launch a period instead of the row kernels.
-  const ResidentPlan resident = logDomain ? ResidentPlan{} : residentPlan(n, d);
+  // The log domain's also needs every pair's maxima finite: mass in both
+  // marginals (and the factored sums exact: asked of the device below).
+  ResidentPlan resident = !logDomain || everyPairHasMass(a, b, n, d) ? residentPlan(n, d, logDomain) : ResidentPlan{};
+  const bool split = tiles.z > 1, factor = logDomain && (tiles.z > 0 || resident.blocks);
   const double need = 8.0 * (3.0 * double(dd) + 7.0 * double(nd) + double(ns) * resident.blocks +
     (o.computePlans ? double(nd) * double(d) : 0.0) + (split ? 2.5 * tiles.z * double(nd) : 0.0) +
     (factor ? 2.0 * double(dd) + 4.0 * double(ns) : 0.0));
@@ -890,7 +908,11 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
       check(cudaMemcpyAsync(dSlots + 3 * ns, zeroKeys.data(), ns * sizeof(unsigned long long),
               cudaMemcpyHostToDevice, s),
         "cudaMemcpy");
+      int factorOk = 0;
+      check(cudaMemcpyAsync(&factorOk, dFactorOk, sizeof(int), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
       check(cudaStreamSynchronize(s), "Sinkhorn set-up"); // zeroKeys goes out of scope
+      if (!factorOk)
+        resident = ResidentPlan{}; // the one-pass log-sum-exp of the row kernels
     }
   }
   else
@@ -966,11 +988,22 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   bool running = true;
   if (resident.blocks)
   {
-    const ResidentScaling g{ dX, dXT, dA, dB, dU, dV, dUp, dVp, dResidualParts, dErrors, dActive, dBad, dStatus,
-      dIterations, dCounter, dRunning, n, d, o.stopThr };
+    ResidentArrays g{ logDomain ? dE : dX, logDomain ? dET : dXT, dA, dB, dU, dV, dUp, dVp, dResidualParts, dErrors,
+      dActive, dBad, dStatus, dIterations, dCounter, dRunning, n, d, o.stopThr };
+    if (logDomain)
+    {
+      // The ring of the maxima's slots: dSlots' last three (the fourth
+      // holds the key of 0, u's start, as the ring's slot 2 must).
+      g.logA = dLA;
+      g.logB = dLB;
+      g.rowMax = dRowMax;
+      g.rowMaxT = dRowMaxT;
+      g.maxSlots = dSlots + ns;
+    }
     // Up to kPeriodsALaunch periods a launch (a thousand iterations: tens
     // of milliseconds at d = 1024), each launch ending early when its
-    // checks leave no pair running.
+    // checks leave no pair running. (The slots' ring goes on from the
+    // counter, as the updates' numbers do.)
     for (int done = 0; done < o.numItermax && running; done += kCheckPeriod * kPeriodsALaunch)
     {
       launchResident(g, resident, std::min(o.numItermax - done, kCheckPeriod * kPeriodsALaunch), kCheckPeriod, s);

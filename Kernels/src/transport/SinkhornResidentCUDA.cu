@@ -1,5 +1,6 @@
-// SinkhornResidentCUDA.cu - the scaling method's iterations with K and K^T
-// held in shared memory (SinkhornResident.h says why and when).
+// SinkhornResidentCUDA.cu - Sinkhorn's iterations with K and K^T (the log
+// domain: E and E^T) held in shared memory (SinkhornResident.h says why
+// and when).
 //
 // Block b holds rows k0 = b * Rows .. k0 + Rows - 1 of K and of K^T for
 // the whole launch. A half-iteration is, per block, the small matrix
@@ -16,6 +17,13 @@
 // per pair). The warp then reduce-scatters its sums (lane L ends with the
 // total of sum L: 31 shuffles for 32 sums, not 5 per sum) and the slices'
 // totals meet in shared memory, added in slice order.
+//
+// The log domain sums E's rows with exp(s_l - c), c the pair's maximum of
+// s (FactoredLogSumExp.h): each update leaves its pairs' maxima in a slot
+// (an atomic max a block and pair, on ordered keys), which the next
+// half-iteration reads after the barrier. Every block takes the exps of
+// the whole vector it sums (d a pair); the row kernels' one-pass
+// log-sum-exp took an exp a term.
 //
 // The sums run in another order than the row kernels' and the CPU's: the
 // results agree within rounding (the tests compare them at 1e-9).
@@ -45,7 +53,10 @@ using cuda::check;
 constexpr int kThreads = 512, kWarps = kThreads / 32;
 constexpr int kPairsAWarp = 4;
 constexpr int kMaxPairs = 4096; // the pairs' flags live in shared memory
-constexpr int kColumnsAtOnce = 4; // columns whose loads a lane issues together
+// Columns whose loads a lane issues together: four, two in the log domain
+// (whose exps' temporaries beside four columns' values spilled at 8 rows).
+template <bool Log>
+constexpr int kColumnsAtOnce = Log ? 2 : 4;
 constexpr int kStaticShared = 64; // bytes: the kernel's own static shared memory (countRunning's count), rounded up
 
 // Where a block's shared memory goes.
@@ -129,10 +140,16 @@ __device__ inline int pairFlag(const int* active, const int* bad, int p)
 // first half of an iteration): the pairs' states are read into sm.flag
 // here, their loads overlapping the sums (the round's barrier publishes
 // them before the updates read them).
+//
+// The log domain (LogUpdate, LogResidual): rowsSm holds rows of E, each
+// sum is of E_kl exp(s_l - c) with c = fromOrderedKey(g.sMax[pair]), and
+// g.rowMax holds the rows' maxima; LogUpdate leaves its pairs' maxima of
+// out in g.outMax and block 0 resets g.resetMax for the next update.
 template <Row R, int Rows, bool TakeFlags>
 __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int* rowBad, const Shared& sm, int k0,
   double* residualParts)
 {
+  constexpr bool Log = R == Row::LogUpdate || R == Row::LogResidual;
   constexpr int V = Rows * kPairsAWarp;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int n = g.n, d = g.d;
@@ -142,6 +159,9 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
   if (TakeFlags)
     for (int p = threadIdx.x; p < n; p += kThreads)
       sm.flag[p] = pairFlag(g.active, g.bad, p);
+  if (R == Row::LogUpdate && blockIdx.x == 0)
+    for (int p = threadIdx.x; p < n; p += kThreads)
+      g.resetMax[p] = 0; // written by the update before last, read by the last: no block uses it in this half
   for (int g0 = 0; g0 < groups; g0 += groupsARound)
   {
     // The (pair, row) this thread updates in the round, and the values the
@@ -154,7 +174,8 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
     const bool mine = pairInRound && k < d;
     const int64_t at = int64_t(pair) * d + k;
     const double mass = mine ? g.mass[at] : 0.0;
-    const double old = mine ? (R == Row::ScaleResidual ? g.t[at] : g.out[at]) : 0.0; // t: the residual's v
+    const bool residual = R == Row::ScaleResidual || R == Row::LogResidual;
+    const double old = mine && R != Row::LogUpdate ? (residual ? g.t[at] : g.out[at]) : 0.0; // t: the residual's v
 
     const int group = g0 + warp / slices, slice = warp % slices;
     const int p0 = group * kPairsAWarp;
@@ -167,27 +188,40 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
     if (busy)
     {
       const double* s[kPairsAWarp];
+      double shift[kPairsAWarp]; // the log domain: each pair's maximum of s
 #pragma unroll
       for (int c = 0; c < kPairsAWarp; ++c)
-        s[c] = g.s + int64_t(min(p0 + c, n - 1)) * d; // past the last pair: a copy, never finished
-      const int lo = slice * width, hi = min(d, lo + width);
-      for (int l0 = lo + lane; l0 < hi; l0 += 32 * kColumnsAtOnce)
       {
-        double y[kColumnsAtOnce][kPairsAWarp];
+        const int pair = min(p0 + c, n - 1); // past the last pair: a copy, never finished
+        s[c] = g.s + int64_t(pair) * d;
+        shift[c] = Log ? fromOrderedKey(__ldcg(g.sMax + pair)) : 0.0;
+      }
+      const int lo = slice * width, hi = min(d, lo + width);
+      constexpr int Columns = kColumnsAtOnce<Log>;
+      for (int l0 = lo + lane; l0 < hi; l0 += 32 * Columns)
+      {
+        double y[Columns][kPairsAWarp];
 #pragma unroll
-        for (int c = 0; c < kColumnsAtOnce; ++c)
+        for (int c = 0; c < Columns; ++c)
 #pragma unroll
           for (int e = 0; e < kPairsAWarp; ++e)
             y[c][e] = l0 + 32 * c < hi ? s[e][l0 + 32 * c] : 1.0;
 #pragma unroll
-        for (int c = 0; c < kColumnsAtOnce; ++c)
+        for (int c = 0; c < Columns; ++c)
         {
           const int l = l0 + 32 * c;
           if (l >= hi)
             continue;
 #pragma unroll
           for (int e = 0; e < kPairsAWarp; ++e)
-            if (!(y[c][e] > 0))
+            if (Log)
+            {
+              // exp(-inf - c) = 0: a zero mass's potential adds nothing. A
+              // copy past the last pair (the warp's branch) is left as it is.
+              if (p0 + e < n)
+                y[c][e] = exp(y[c][e] - shift[e]);
+            }
+            else if (!(y[c][e] > 0))
               vecBad |= 1 << e;
 #pragma unroll
           for (int i = 0; i < Rows; ++i)
@@ -220,7 +254,7 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
         rowSum = sl == 0 ? part : rowSum + part;
         zero = zero || sm.sliceVecBad[w * kPairsAWarp + q];
       }
-    if (R != Row::ScaleResidual)
+    if (R == Row::ScaleV || R == Row::ScaleU)
     {
       if (runs && mine)
       {
@@ -232,14 +266,40 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
           g.bad[pair] = 1;
       }
     }
+    else if (R == Row::LogUpdate)
+    {
+      // log mass - logsumexp, the row kernels' finishRow from the factored
+      // sum; then the pair's maximum over the block's rows (the threads of
+      // a pair are Rows consecutive lanes of one warp), NaN above all.
+      double x = -INFINITY;
+      if (runs && mine)
+      {
+        const double c = fromOrderedKey(__ldcg(g.sMax + pair));
+        const double m = rowSum > 0 ? g.rowMax[k] + c : -INFINITY;
+        x = mass - (m == -INFINITY ? m : m + log(rowSum));
+        g.out[at] = x;
+      }
+      for (int o = 1; o < Rows; o *= 2)
+      {
+        const double y = __shfl_down_sync(0xffffffffu, x, o, Rows);
+        x = isnan(x) || isnan(y) ? NAN : fmax(x, y);
+      }
+      if (r == 0 && runs && (isnan(x) || x > -INFINITY))
+        atomicMax(g.outMax + pair, isnan(x) ? ~0ull : orderedKey(x));
+    }
     else
     {
       // The block's squared residuals of the pair, its rows in order (the
-      // threads of a pair are Rows consecutive lanes of one warp).
+      // threads of a pair are Rows consecutive lanes of one warp). The log
+      // domain's sum_l exp(x_kl + u_l + v_k) is exp(m_k + c + v_k) times
+      // the factored sum.
       double sq = 0;
       if (runs && mine)
       {
-        const double res = rowSum * old - mass;
+        const double scale = R == Row::LogResidual
+          ? exp(g.rowMax[k] + fromOrderedKey(__ldcg(g.sMax + pair)) + old)
+          : old;
+        const double res = rowSum * scale - mass;
         sq = res * res;
       }
       for (int o = 1; o < Rows; o *= 2)
@@ -253,9 +313,9 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
 
 // Block 0: the pairs flagged 2 (a numerical error) get their previous
 // scalings back and stop, as stepKernel does; `done` iterations counted.
-__device__ void stopFlagged(const ResidentScaling& g, const int* flag, int done)
+__device__ void stopFlagged(const ResidentArrays& g, const int* flag, int done)
 {
-  for (int p = 0; p < g.n; ++p)
+  for (int p = 0; p < g.n && g.Up; ++p) // the log domain flags no numerical errors
     if (flag[p] == 2)
       for (int64_t j = int64_t(p) * g.d + threadIdx.x; j < int64_t(p + 1) * g.d; j += blockDim.x)
       {
@@ -272,7 +332,7 @@ __device__ void stopFlagged(const ResidentScaling& g, const int* flag, int done)
 }
 
 // Snapshot of every pair's state for this block.
-__device__ void takeFlags(const ResidentScaling& g, int* flag)
+__device__ void takeFlags(const ResidentArrays& g, int* flag)
 {
   __syncthreads();
   for (int p = threadIdx.x; p < g.n; p += blockDim.x)
@@ -284,7 +344,7 @@ __device__ void takeFlags(const ResidentScaling& g, int* flag)
 // stops with its previous scalings (flagged 2 here, stopFlagged); the
 // others' marginal error (the blocks' parts, added in block order) is
 // recorded and stops them below stopThr.
-__device__ void checkedStep(const ResidentScaling& g, int* flag, int ii)
+__device__ void checkedStep(const ResidentArrays& g, int* flag, int ii)
 {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int p = warp; p < g.n; p += kWarps)
@@ -317,7 +377,7 @@ __device__ void checkedStep(const ResidentScaling& g, int* flag, int ii)
 }
 
 // Block 0: the number of pairs still running, written to *g.running.
-__device__ void countRunning(const ResidentScaling& g)
+__device__ void countRunning(const ResidentArrays& g)
 {
   __shared__ int alive;
   if (threadIdx.x == 0)
@@ -334,8 +394,8 @@ __device__ void countRunning(const ResidentScaling& g)
 
 // Flags: bad[p] set in an iteration is left set once the pair has stopped
 // (active 0); every reader looks at active first.
-template <int Rows>
-__global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g, int iterations, int checkPeriod)
+template <int Rows, bool Log>
+__global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentArrays g, int iterations, int checkPeriod)
 {
   extern __shared__ double sharedBase[];
   cg::grid_group grid = cg::this_grid();
@@ -352,7 +412,7 @@ __global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g,
   if (threadIdx.x < 2 * Rows)
     sm.rowBad[threadIdx.x] = 0;
   __syncthreads();
-  for (int i = threadIdx.x; i < Rows * d; i += kThreads)
+  for (int i = threadIdx.x; i < Rows * d && !Log; i += kThreads) // only the scaling method's u asks
   {
     if (!(sm.kRows[i] > 0))
       sm.rowBad[i / d] = 1;
@@ -360,23 +420,40 @@ __global__ void __launch_bounds__(kThreads, 1) residentKernel(ResidentScaling g,
       sm.rowBad[Rows + i / d] = 1;
   }
   const int base = *g.counter;
-  const RowArgs scaleV{ g.KT, g.U, nullptr, g.b, g.active, n, d, g.V, g.Vp, g.bad };
-  const RowArgs scaleU{ g.K, g.V, nullptr, g.a, g.active, n, d, g.U, g.Up, g.bad };
-  const RowArgs residual{ g.KT, g.U, g.V, g.b, g.active, n, d, nullptr, nullptr, g.bad };
+  RowArgs updateV{ g.KT, g.U, nullptr, Log ? g.logB : g.b, g.active, n, d, g.V, g.Vp, g.bad };
+  RowArgs updateU{ g.K, g.V, nullptr, Log ? g.logA : g.a, g.active, n, d, g.U, g.Up, g.bad };
+  RowArgs residual{ g.KT, g.U, g.V, g.b, g.active, n, d, nullptr, nullptr, g.bad };
+  updateV.rowMax = residual.rowMax = g.rowMaxT;
+  updateU.rowMax = g.rowMax;
+  constexpr Row UpdateV = Log ? Row::LogUpdate : Row::ScaleV, UpdateU = Log ? Row::LogUpdate : Row::ScaleU,
+                Residual = Log ? Row::LogResidual : Row::ScaleResidual;
   int done = iterations;
   for (int q = 0; q < iterations; ++q)
   {
     const int ii = base + q;
-    halfIteration<Row::ScaleV, Rows, true>(scaleV, sm.ktRows, sm.rowBad + Rows, sm, k0, nullptr);
+    if (Log)
+    {
+      // The maxima's slots (SinkhornResident.h): this iteration's updates
+      // are numbered h and h + 1, modulo 3.
+      const int h = 2 * (ii % 3);
+      auto slot = [&](int i) { return g.maxSlots + int64_t(i % 3) * n; };
+      updateV.sMax = slot(h + 2);
+      updateV.outMax = slot(h);
+      updateV.resetMax = slot(h + 1);
+      updateU.sMax = slot(h);
+      updateU.outMax = slot(h + 1);
+      updateU.resetMax = slot(h + 2);
+      residual.sMax = slot(h + 1);
+    }
+    halfIteration<UpdateV, Rows, true>(updateV, sm.ktRows, sm.rowBad + Rows, sm, k0, nullptr);
     if (blockIdx.x == 0)
       stopFlagged(g, sm.flag, ii); // the errors of iteration ii - 1 (no block reads those pairs now)
     grid.sync();
-    halfIteration<Row::ScaleU, Rows, false>(scaleU, sm.kRows, sm.rowBad, sm, k0, nullptr);
+    halfIteration<UpdateU, Rows, false>(updateU, sm.kRows, sm.rowBad, sm, k0, nullptr);
     grid.sync();
     if (ii % checkPeriod == 0)
     {
-      halfIteration<Row::ScaleResidual, Rows, false>(residual, sm.ktRows, sm.rowBad + Rows, sm, k0,
-        g.residualParts);
+      halfIteration<Residual, Rows, false>(residual, sm.ktRows, sm.rowBad + Rows, sm, k0, g.residualParts);
       grid.sync();
       if (blockIdx.x == 0)
       {
@@ -425,22 +502,34 @@ bool withRows(int rows, F f)
   return false;
 }
 
+// The kernel for `rows` rows a block, either method, as f's argument.
+template <typename F>
+bool withKernel(int rows, bool logDomain, F f)
+{
+  return withRows(rows, [&](auto r) {
+    constexpr int Rows = decltype(r)::value;
+    if (logDomain)
+      f(residentKernel<Rows, true>);
+    else
+      f(residentKernel<Rows, false>);
+  });
+}
+
 // How many blocks of `rows` rows an SM holds with `bytes` of shared memory
 // each, on the current device. Asked of the runtime once per device and
 // shape, not once per solve: a solve of 100 iterations takes about a
 // millisecond, and a Python loop over batches makes thousands of them.
-int blocksPerSM(int device, int rows, size_t bytes, int optin)
+int blocksPerSM(int device, int rows, size_t bytes, int optin, bool logDomain)
 {
   static std::mutex lock;
-  static std::map<std::tuple<int, int, size_t>, int> known;
+  static std::map<std::tuple<int, int, size_t, bool>, int> known;
   std::lock_guard<std::mutex> hold(lock);
-  const auto key = std::make_tuple(device, rows, bytes);
+  const auto key = std::make_tuple(device, rows, bytes, logDomain);
   const auto found = known.find(key);
   if (found != known.end())
     return found->second;
   int perSM = 0;
-  withRows(rows, [&](auto r) {
-    auto kernel = residentKernel<decltype(r)::value>;
+  withKernel(rows, logDomain, [&](auto kernel) {
     // The most the device allows (the same value at every miss): every
     // launch's shared memory, which grows with the pairs' flags, is within it.
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - kStaticShared),
@@ -451,7 +540,7 @@ int blocksPerSM(int device, int rows, size_t bytes, int optin)
 }
 } // namespace
 
-ResidentPlan residentPlan(int n, int d)
+ResidentPlan residentPlan(int n, int d, bool logDomain)
 {
   const char* env = std::getenv("TOPOVOX_SINKHORN_RESIDENT");
   if ((env && *env == '0') || n < 1 || n > kMaxPairs || d < 1)
@@ -476,7 +565,7 @@ ResidentPlan residentPlan(int n, int d)
     if (bytes + kStaticShared > size_t(optin))
       continue;
     const int blocks = (d + rows - 1) / rows;
-    const int perSM = blocksPerSM(device, rows, bytes, optin);
+    const int perSM = blocksPerSM(device, rows, bytes, optin, logDomain);
     if (perSM > 0 && blocks <= perSM * sms)
       return ResidentPlan{ rows, blocks, bytes };
   }
@@ -484,12 +573,12 @@ ResidentPlan residentPlan(int n, int d)
 }
 
 void launchResident(
-  const ResidentScaling& g, const ResidentPlan& plan, int iterations, int checkPeriod, cudaStream_t stream)
+  const ResidentArrays& g, const ResidentPlan& plan, int iterations, int checkPeriod, cudaStream_t stream)
 {
-  ResidentScaling args = g;
+  ResidentArrays args = g;
   void* params[] = { &args, &iterations, &checkPeriod };
-  withRows(plan.rows, [&](auto r) {
-    check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&residentKernel<decltype(r)::value>),
+  withKernel(plan.rows, g.logA != nullptr, [&](auto kernel) {
+    check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
             dim3(static_cast<unsigned>(plan.blocks)), dim3(kThreads), params, plan.sharedBytes, stream),
       "cudaLaunchCooperativeKernel");
   });
