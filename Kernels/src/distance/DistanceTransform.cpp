@@ -198,17 +198,13 @@ TransformArray<double> squaredEdtCPU(const std::vector<uint8_t>& fg, const int64
         {
           const uint32_t* v;
           int64_t stride;
-          double g(int64_t q) const
-          {
-            const uint32_t x = v[q * stride];
-            return x == kNoBackground ? kInf : static_cast<double>(x);
-          }
+          double g(int64_t q) const { return distance::envelopeValue(v[q * stride]); }
         };
         struct Out
         {
           uint32_t* to;
           int64_t stride;
-          void take(int64_t p, int64_t, double gp) { to[p * stride] = static_cast<uint32_t>(gp); }
+          void take(int64_t p, int64_t, double gp) { to[p * stride] = distance::squaredOfEnvelope(gp); }
         };
         z.resize(static_cast<size_t>(len));
         stack.resize(static_cast<size_t>(len));

@@ -12,6 +12,7 @@
 #include "EdtLine.h"
 
 #include <cstdint>
+#include <limits>
 
 namespace topovox
 {
@@ -66,6 +67,19 @@ inline bool squaredPathApplies(const int64_t dims[3], const double sampling[3])
   for (int a = 0; a < 3; ++a)
     farthest += static_cast<uint64_t>(dims[a] - 1) * static_cast<uint64_t>(dims[a] - 1);
   return farthest < kNoBackground;
+}
+
+// The wide lines' squared distances as the lower envelopes (EdtLine.h)
+// read them, kNoBackground as +infinity, and the envelopes' answers back:
+// exact both ways, every value below 2^32. (A wide line has a finite
+// value, so no answer is infinite; one would stay kNoBackground.)
+TV_HD double envelopeValue(uint32_t v)
+{
+  return v == kNoBackground ? std::numeric_limits<double>::infinity() : static_cast<double>(v);
+}
+TV_HD uint32_t squaredOfEnvelope(double gp)
+{
+  return gp == std::numeric_limits<double>::infinity() ? kNoBackground : static_cast<uint32_t>(gp);
 }
 
 TV_HD uint32_t lesserOf(uint32_t a, uint32_t b)

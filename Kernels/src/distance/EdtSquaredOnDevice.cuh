@@ -51,35 +51,6 @@ struct NearestSquared
   }
 };
 
-// The squared distances so far, as the envelopes read them.
-struct SquaredIn
-{
-  const uint32_t* g;
-  __device__ double operator()(int64_t k, int64_t) const
-  {
-    const uint32_t v = g[k];
-    return v == kNoBackground ? INFINITY : static_cast<double>(v);
-  }
-};
-
-// The envelopes' answers: the squared distance for the next pass, or, in
-// the last pass, the distance.
-struct SquaredOut
-{
-  uint32_t* g;
-  int64_t first, step, x, other;
-  __device__ void take(int64_t p, int64_t, double gp) const
-  {
-    g[first + p * step] = gp == INFINITY ? kNoBackground : static_cast<uint32_t>(gp);
-  }
-};
-struct DistanceOut
-{
-  double* distances;
-  int64_t first, step, x, other;
-  __device__ void take(int64_t p, int64_t, double gp) const { distances[first + p * step] = sqrt(gp); }
-};
-
 // Writes an answer: the squared distance for the next pass or, in the last
 // (where no line is empty: the image has a background voxel, which every
 // line of that pass has reached), the distance.
@@ -91,6 +62,27 @@ __device__ __forceinline__ void putSquared(int64_t at, uint32_t best, uint32_t* 
   else
     next[at] = best;
 }
+
+// The squared distances so far, as the envelopes read them.
+struct SquaredIn
+{
+  const uint32_t* g;
+  __device__ double operator()(int64_t k, int64_t) const { return envelopeValue(g[k]); }
+};
+
+// The envelopes' answers, written as the other lines' are: the squared
+// distance for the next pass, or in the last the distance.
+template <bool Last>
+struct EnvelopeOut
+{
+  uint32_t* g;
+  double* distances;
+  int64_t first, step, x, other;
+  __device__ void take(int64_t p, int64_t, double gp) const
+  {
+    putSquared<Last>(first + p * step, squaredOfEnvelope(gp), g, distances);
+  }
+};
 
 // Adds a run's tally into its line's (shared or global memory).
 __device__ __forceinline__ void mergeTally(const LineTally& run, uint32_t* lo, uint32_t* hi, uint32_t* finite)
@@ -351,10 +343,7 @@ void squaredPass(const uint32_t* g, const Pass& pass, uint32_t* next, double* di
   }
   else
     tallyAndAnswer<Last>(g, pass, next, distances, wide.ptr);
-  if (Last)
-    envelopeLines(SquaredIn{ g }, pass, DistanceOut{ distances, 0, 0, 0, 0 }, wide.ptr);
-  else
-    envelopeLines(SquaredIn{ g }, pass, SquaredOut{ next, 0, 0, 0, 0 }, wide.ptr);
+  envelopeLines(SquaredIn{ g }, pass, EnvelopeOut<Last>{ next, distances, 0, 0, 0, 0 }, wide.ptr);
 }
 
 // The distances of the image whose background `background` tells, when

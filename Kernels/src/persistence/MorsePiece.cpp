@@ -196,6 +196,13 @@ void PieceRegion::requiredVoxels(Construction construction, int64_t lo[3], int64
 
 namespace
 {
+// Along axis a, a whole-image doubled coordinate less the piece's local
+// one.
+int64_t pieceShift(const PieceRegion& region, int a)
+{
+  return region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
+}
+
 // A piece's cut planes across each axis, in its local doubled coordinates:
 // where its closure ends inside the image, and those of the other pieces
 // that cross it.
@@ -204,7 +211,7 @@ void localCutPlanes(const PieceRegion& region, Construction construction, std::v
   for (int a = 0; a < 3; ++a)
   {
     const int64_t maxCell = wholeCellMax(region.wholeDims[a], construction);
-    const int64_t shift = region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
+    const int64_t shift = pieceShift(region, a);
     if (region.cellLo[a] > 0)
       cuts[a].push_back(region.cellLo[a] - shift);
     if (region.cellHi[a] < maxCell)
@@ -274,7 +281,7 @@ struct MorsePiece::Impl
       const int64_t maxCell = wholeCellMax(region.wholeDims[a], Construct);
       Top += region.wholeDims[a] > 1 ? 1 : 0;
       WholeCellDims[a] = maxCell + 1;
-      Shift[a] = region.wholeDims[a] > 1 ? 2 * region.origin[a] : 0;
+      Shift[a] = pieceShift(region, a);
       ReportLo[a] = region.cellLo[a] - Shift[a];
       ReportHi[a] = (region.cellHi[a] == maxCell ? region.cellHi[a] : region.cellHi[a] - 1) - Shift[a];
     }
@@ -284,22 +291,15 @@ struct MorsePiece::Impl
       adopt(std::move(*built), super);
       return;
     }
-    if (ahead)
-    {
-      G = std::move(ahead->gradient);
-      Used = ahead->used;
-      Warnings = std::move(ahead->warnings);
-    }
-    else
+    std::string failed; // why the GPU summary did not run
+#ifdef TOPOVOX_WITH_CUDA
+    // On the GPU, a whole image (no cut planes) gets its summary there,
+    // other pieces their gradient.
+    if (!ahead && morse::persistenceDevice(options.device, nullptr) == topovox::Device::GPU)
     {
       std::vector<int64_t> cuts[3];
       localCutPlanes(region, Construct, cuts);
-      // On the GPU, a whole image (no cut planes) gets its summary there,
-      // other pieces their gradient.
-      const topovox::Device want = morse::persistenceDevice(options.device, &Warnings);
-#ifdef TOPOVOX_WITH_CUDA
-      if (want == topovox::Device::GPU && cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
-      {
+      if (cuts[0].empty() && cuts[1].empty() && cuts[2].empty())
         try
         {
           std::vector<morse::BuiltPiece> pieces = morse::buildPiecesGPU({ local }, Construct, options.filtration);
@@ -308,13 +308,16 @@ struct MorsePiece::Impl
         }
         catch (const std::exception& e)
         {
-          Warnings += std::string(Warnings.empty() ? "" : "\n") + "persistence: the GPU summary failed (" +
-            e.what() + "); using the CPU";
+          failed = std::string("persistence: the GPU summary failed (") + e.what() + "); using the CPU";
         }
-      }
-#endif
-      G = morse::buildGradient(local, Cells, options.filtration, cuts, Threads, want, &Warnings, &Used);
     }
+#endif
+    morse::PieceGradient p = ahead ? std::move(*ahead) : morse::pieceGradient(local, region, options);
+    G = std::move(p.gradient);
+    Used = p.used;
+    Warnings = std::move(p.warnings);
+    if (!failed.empty())
+      Warnings += std::string(Warnings.empty() ? "" : "\n") + failed;
     Value = OrientedValues(local, super, Threads, &Summary.hasNan);
     collectCritical();
     // Over the caller's limit: stop before the paths and the pairing, whose
