@@ -142,7 +142,41 @@ struct Tile
     c = signedCountOfMask<!Volume>(mask, P);
     return true;
   }
+
+  // Calls f(i, j, k, h, c, in) for this thread's voxel of each tile the
+  // block walks (voxel's values; `in` false outside the image, h 0 and c 0
+  // there). Every thread of the block calls it: the tiles' heights are
+  // shared.
+  template <typename T, typename F>
+  __device__ void walk(const T* image, const SoftVoxelParams& P, double* hs, F f) const
+  {
+    for (int64_t tile = blockIdx.x; tile < count(); tile += gridDim.x)
+    {
+      int64_t o[3], i = 0, j = 0, k = 0;
+      origin(tile, o);
+      __syncthreads(); // the tile before is read
+      fill(image, P, o, hs);
+      __syncthreads();
+      double h = 0;
+      int c = 0;
+      const bool in = voxel(hs, P, o, i, j, k, h, c);
+      f(i, j, k, h, c, in);
+    }
+  }
 };
+
+// Calls f(src, h, c) for each lane src of the warp whose voxel has a
+// nonzero count, lowest first, with that voxel's height and count (by
+// shuffle: every lane gets them, and takes its own thresholds' terms).
+template <typename F>
+__device__ __forceinline__ void forLiveVoxels(double h, int c, F f)
+{
+  for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
+  {
+    const int src = __ffs(live) - 1;
+    f(src, __shfl_sync(0xffffffffu, h, src), __shfl_sync(0xffffffffu, c, src));
+  }
+}
 
 // The forward's threshold groups: a block handles up to kGroup thresholds
 // (blockIdx.z picks the group), lane l of every warp the thresholds
@@ -194,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : k
   const int d = blockIdx.y, nd = gridDim.y, group = blockIdx.z * kGroup;
   const SoftVoxelParams P = withInputs(P0, direction + 3 * d, alpha);
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
-  const Walk walk(P);
+  const Walk tiles(P);
   const int lane = threadIdx.x & 31;
   double tau[kChunks]; // this lane's thresholds (NaN past the last: no term)
 #pragma unroll
@@ -209,30 +243,18 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : k
       sums[t] = 0;
     const T* image = images + b * voxels;
     double total[kChunks] = {};
-    for (int64_t tile = blockIdx.x; tile < walk.count(); tile += gridDim.x)
-    {
-      int64_t o[3], i, j, k;
-      walk.origin(tile, o);
-      __syncthreads(); // the tile before is read
-      Walk::fill(image, P, o, heights);
-      __syncthreads();
-      double h = 0;
-      int c = 0;
-      Walk::voxel(heights, P, o, i, j, k, h, c);
+    tiles.walk(image, P, heights, [&](int64_t, int64_t, int64_t, double h, int c, bool) {
       Acc step[kChunks] = {};
-      for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
-      {
-        const int src = __ffs(live) - 1;
-        const double hs = __shfl_sync(0xffffffffu, h, src);
-        const Acc cs = static_cast<Acc>(__shfl_sync(0xffffffffu, c, src));
+      forLiveVoxels(h, c, [&](int, double hs, int count) {
+        const Acc cs = static_cast<Acc>(count);
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
           step[q] += cs * Math::sigmoid(P.lambda * (tau[q] - hs));
-      }
+      });
 #pragma unroll
       for (int q = 0; q < kChunks; ++q)
         total[q] += static_cast<double>(step[q]);
-    }
+    });
     __syncthreads(); // sums zeroed
 #pragma unroll
     for (int q = 0; q < kChunks; ++q)
@@ -279,7 +301,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kCh
   for (int k = threadIdx.x; k < 32 * kChunks + 4; k += blockDim.x)
     sums[k] = 0;
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
-  const Walk walk(P);
+  const Walk tiles(P);
   const int lane = threadIdx.x & 31;
   const Acc lambda = static_cast<Acc>(P.lambda);
   double tau[kChunks]; // this lane's thresholds (NaN past the last)
@@ -301,23 +323,11 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kCh
       const int t = group + lane + 32 * q;
       gq[q] = t < nt ? static_cast<Acc>(gradChi[(b * nd + d) * nt + t]) : Acc(0);
     }
-    for (int64_t tile = blockIdx.x; tile < walk.count(); tile += gridDim.x)
-    {
-      int64_t o[3], i = 0, j = 0, k = 0;
-      walk.origin(tile, o);
-      __syncthreads(); // the tile before is read
-      Walk::fill(image, P, o, heights);
-      __syncthreads();
-      double h = 0;
-      int c = 0;
-      const bool in = Walk::voxel(heights, P, o, i, j, k, h, c);
+    tiles.walk(image, P, heights, [&](int64_t i, int64_t j, int64_t k, double h, int c, bool in) {
       double dh = 0;
       Acc step[kChunks] = {};
-      for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
-      {
-        const int src = __ffs(live) - 1;
-        const double hs = __shfl_sync(0xffffffffu, h, src);
-        const Acc cl = static_cast<Acc>(__shfl_sync(0xffffffffu, c, src)) * lambda;
+      forLiveVoxels(h, c, [&](int src, double hs, int count) {
+        const Acc cl = static_cast<Acc>(count) * lambda;
         Acc mine = 0;
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
@@ -331,7 +341,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kCh
           mine += __shfl_xor_sync(0xffffffffu, mine, offset);
         if (lane == src)
           dh = -static_cast<double>(mine);
-      }
+      });
 #pragma unroll
       for (int q = 0; q < kChunks; ++q)
         dT[q] += static_cast<double>(step[q]);
@@ -351,7 +361,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kCh
           dU[a] += dh * P.alpha * pos[a];
         dU[3] += dh * (P.u[0] * pos[0] + P.u[1] * pos[1] + P.u[2] * pos[2]);
       }
-    }
+    });
   }
   __syncthreads(); // sums zeroed
 #pragma unroll
