@@ -65,35 +65,38 @@ unsigned blocksFor(int64_t n)
 
 // --- set-up ---------------------------------------------------------------
 
-// K = exp(-M / reg) (the CPU's expression) and its transpose; *notFinite
-// set where M has a value that is not finite (the argument check).
-__global__ void gibbsKernel(const double* M, double reg, int d, double* K, double* KT, int* notFinite)
+// The matrix X the iterations read and its transpose, with the CPU's
+// expressions: K = exp(-M / reg), or in the log domain Mr = -M / reg (one
+// division each). *notFinite set where M has a value that is not finite
+// (the argument check).
+template <bool Log>
+__global__ void iterationMatrixKernel(const double* M, double reg, int d, double* X, double* XT, int* notFinite)
 {
   TOPOVOX_GRID_LOOP(k, int64_t(d) * d)
   {
     if (!isfinite(M[k]))
       *notFinite = 1;
-    const double x = exp(M[k] / (-reg));
-    K[k] = x;
-    KT[(k % d) * d + k / d] = x;
+    const double x = Log ? -M[k] / reg : exp(M[k] / (-reg));
+    X[k] = x;
+    XT[(k % d) * d + k / d] = x;
   }
 }
 
-// Mr = -M / reg (the CPU's values: one division each) and its transpose;
-// *notFinite as gibbsKernel's.
-__global__ void scaledCostKernel(const double* M, double reg, int d, double* Mr, double* MrT, int* notFinite)
+// Every pair's start: running, not converged, numItermax iterations until
+// it stops, marginal error 1.
+__global__ void startPairsKernel(int n, int numItermax, int* active, int* status, int* iterations, double* errors)
 {
-  TOPOVOX_GRID_LOOP(k, int64_t(d) * d)
+  TOPOVOX_GRID_LOOP(p, n)
   {
-    if (!isfinite(M[k]))
-      *notFinite = 1;
-    const double x = -M[k] / reg;
-    Mr[k] = x;
-    MrT[(k % d) * d + k / d] = x;
+    active[p] = 1;
+    status[p] = 1;
+    iterations[p] = numItermax;
+    errors[p] = 1.0;
   }
 }
 
-__global__ void fillKernel(double* x, int64_t n, double value)
+template <typename T>
+__global__ void fillKernel(T* x, int64_t n, T value)
 {
   TOPOVOX_GRID_LOOP(k, n)
   x[k] = value;
@@ -858,8 +861,7 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   // the uploads run at the bus's speed (a cost matrix over kMostStaged
   // bytes goes from pageable memory).
   const bool stageM = dd * sizeof(double) <= kMostStaged;
-  const size_t smallBytes = 2 * nd * sizeof(double) + ns * (sizeof(double) + 3 * sizeof(int));
-  const size_t mAt = (smallBytes + 255) / 256 * 256;
+  const size_t mAt = (2 * nd * sizeof(double) + 255) / 256 * 256; // a and b, then M
   check(cudaStreamSynchronize(s), "Sinkhorn set-up"); // an earlier failed call's copies may read the scratch
   char* staged = static_cast<char*>(cuda::pinnedScratch(mAt + (stageM ? dd * sizeof(double) : 0)));
   slab.allocate(s);
@@ -868,20 +870,12 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   check(cudaMemsetAsync(dBad, 0, ns * sizeof(int), s), "cudaMemset");
   check(cudaMemsetAsync(dCounter, 0, sizeof(int), s), "cudaMemset");
   check(cudaMemsetAsync(dNotFinite, 0, sizeof(int), s), "cudaMemset");
-  const std::vector<int> running1(size_t(n), 1), budget(size_t(n), o.numItermax);
-  const std::vector<double> unit(size_t(n), 1.0);
-  const std::pair<void*, const void*> uploads[] = { { dA, a.data() }, { dB, b.data() }, { dErrors, unit.data() },
-    { dActive, running1.data() }, { dStatus, running1.data() }, { dIterations, budget.data() } };
-  const size_t uploadBytes[] = { nd * sizeof(double), nd * sizeof(double), ns * sizeof(double), ns * sizeof(int),
-    ns * sizeof(int), ns * sizeof(int) };
-  // Every pair running, not converged, numItermax iterations, error 1,
-  // until it stops.
-  char* at = staged;
-  for (int k = 0; k < 6; ++k)
+  startPairsKernel<<<blocksFor(n), kThreads, 0, s>>>(n, o.numItermax, dActive, dStatus, dIterations, dErrors);
+  for (int k = 0; k < 2; ++k)
   {
-    std::memcpy(at, uploads[k].second, uploadBytes[k]);
-    check(cudaMemcpyAsync(uploads[k].first, at, uploadBytes[k], cudaMemcpyHostToDevice, s), "cudaMemcpy");
-    at += uploadBytes[k];
+    char* at = staged + k * nd * sizeof(double);
+    std::memcpy(at, (k ? b : a).data(), nd * sizeof(double));
+    check(cudaMemcpyAsync(k ? dB : dA, at, nd * sizeof(double), cudaMemcpyHostToDevice, s), "cudaMemcpy");
   }
   if (stageM)
   {
@@ -892,7 +886,7 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
     check(cudaMemcpyAsync(dM, M.data(), dd * sizeof(double), cudaMemcpyHostToDevice, s), "cudaMemcpy");
   if (logDomain)
   {
-    scaledCostKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT, dNotFinite);
+    iterationMatrixKernel<true><<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT, dNotFinite);
     logKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dA, int64_t(nd), dLA);
     logKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dB, int64_t(nd), dLB);
     if (factor)
@@ -902,23 +896,24 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
       factorOkKernel<<<1, 1, 0, s>>>(dWidest, dFactorOk);
       factorKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dX, dXT, dRowMax, dRowMaxT, d, dFactorOk, dE, dET);
       // Slots of the pairs' maxima: the fourth holds the starting u's (0;
-      // the key of 0.0), the one the first update reads.
+      // its key, orderedKey(0.0), is 1 << 63), the one the first update
+      // reads.
       check(cudaMemsetAsync(dSlots, 0, 3 * ns * sizeof(unsigned long long), s), "cudaMemset");
-      const std::vector<unsigned long long> zeroKeys(ns, 1ull << 63);
-      check(cudaMemcpyAsync(dSlots + 3 * ns, zeroKeys.data(), ns * sizeof(unsigned long long),
-              cudaMemcpyHostToDevice, s),
-        "cudaMemcpy");
-      int factorOk = 0;
-      check(cudaMemcpyAsync(&factorOk, dFactorOk, sizeof(int), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
-      check(cudaStreamSynchronize(s), "Sinkhorn set-up"); // zeroKeys goes out of scope
-      if (!factorOk)
-        resident = ResidentPlan{}; // the one-pass log-sum-exp of the row kernels
+      fillKernel<<<blocksFor(int64_t(ns)), kThreads, 0, s>>>(dSlots + 3 * ns, int64_t(ns), 1ull << 63);
+      if (resident.blocks)
+      {
+        int factorOk = 0;
+        check(cudaMemcpyAsync(&factorOk, dFactorOk, sizeof(int), cudaMemcpyDeviceToHost, s), "cudaMemcpy");
+        check(cudaStreamSynchronize(s), "Sinkhorn set-up");
+        if (!factorOk)
+          resident = ResidentPlan{}; // the one-pass log-sum-exp of the row kernels
+      }
     }
   }
   else
-    gibbsKernel<<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT, dNotFinite);
-  fillKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dU, int64_t(nd), logDomain ? 0.0 : 1.0 / d);
-  fillKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(dV, int64_t(nd), logDomain ? 0.0 : 1.0 / d);
+    iterationMatrixKernel<false><<<blocksFor(int64_t(dd)), kThreads, 0, s>>>(dM, o.reg, d, dX, dXT, dNotFinite);
+  for (double* x : { dU, dV })
+    fillKernel<<<blocksFor(int64_t(nd)), kThreads, 0, s>>>(x, int64_t(nd), logDomain ? 0.0 : 1.0 / d);
   check(cudaGetLastError(), "Sinkhorn set-up");
 
   // One iteration for every running pair; `checked`: the marginal too.
