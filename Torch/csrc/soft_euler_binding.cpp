@@ -6,6 +6,7 @@
 
 #include "topovox/SoftEuler.h"
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -94,20 +95,29 @@ torch::Tensor softEulerForward(torch::Tensor images, torch::Tensor thresholds, t
   return chi;
 }
 
+// The gradients of images, thresholds, direction and alpha, those of
+// `wanted` only (the others undefined tensors, and not computed: the
+// images' is a write of the whole batch, and with several directions a
+// zeroing first).
 std::vector<torch::Tensor> softEulerBackward(torch::Tensor gradChi, torch::Tensor images, torch::Tensor thresholds,
   torch::Tensor direction, torch::Tensor alpha, double lambda, double weight, bool t, std::vector<double> origin,
-  std::vector<double> spacing, int64_t stream)
+  std::vector<double> spacing, int64_t stream, const std::array<bool, 4>& wanted)
 {
   const auto p = problemOf(images, thresholds, direction, alpha, lambda, weight, t, origin, spacing, stream);
   gradChi = gradChi.contiguous();
   TORCH_CHECK(gradChi.numel() == p.batch * p.directionCount * p.thresholdCount,
     "the gradient of chi has the wrong size");
-  torch::Tensor gx = torch::empty_like(images), gt = torch::empty_like(thresholds),
-                gu = torch::empty_like(direction), ga = torch::empty_like(alpha);
-  guarded([&] {
-    topovox::softEulerBackward(p, gradChi.data_ptr(), gx.data_ptr(), gt.data_ptr(), gu.data_ptr(), ga.data_ptr());
-  });
-  return { gx, gt, gu, ga };
+  const torch::Tensor* of[4] = { &images, &thresholds, &direction, &alpha };
+  std::vector<torch::Tensor> grads(4);
+  void* out[4] = {};
+  for (int k = 0; k < 4; ++k)
+    if (wanted[static_cast<size_t>(k)])
+    {
+      grads[static_cast<size_t>(k)] = torch::empty_like(*of[k]);
+      out[k] = grads[static_cast<size_t>(k)].data_ptr();
+    }
+  guarded([&] { topovox::softEulerBackward(p, gradChi.data_ptr(), out[0], out[1], out[2], out[3]); });
+  return grads;
 }
 
 namespace
@@ -145,12 +155,16 @@ public:
   {
     const auto saved = ctx->get_saved_variables();
     const auto& d = ctx->saved_data;
+    const std::array<bool, 4> wanted = { ctx->needs_input_grad(0), ctx->needs_input_grad(1),
+      ctx->needs_input_grad(2), ctx->needs_input_grad(3) };
     auto grads = softEulerBackward(gradOutputs[0], saved[0], saved[1], saved[2], saved[3], d.at("lambda").toDouble(),
       d.at("weight").toDouble(), d.at("t").toBool(), d.at("origin").toDoubleVector(),
-      d.at("spacing").toDoubleVector(), d.at("stream").toInt());
+      d.at("spacing").toDoubleVector(), d.at("stream").toInt(), wanted);
     // The direction and alpha as the caller shaped them.
-    grads[2] = grads[2].reshape(d.at("direction_sizes").toIntVector());
-    grads[3] = grads[3].reshape(d.at("alpha_sizes").toIntVector());
+    if (wanted[2])
+      grads[2] = grads[2].reshape(d.at("direction_sizes").toIntVector());
+    if (wanted[3])
+      grads[3] = grads[3].reshape(d.at("alpha_sizes").toIntVector());
     return { grads[0], grads[1], grads[2], grads[3], torch::Tensor(), torch::Tensor(), torch::Tensor(),
       torch::Tensor(), torch::Tensor(), torch::Tensor() };
   }
