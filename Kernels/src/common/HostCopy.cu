@@ -4,6 +4,7 @@
 #include "CudaUtil.cuh"
 #include "Parallel.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace topovox
@@ -80,6 +81,22 @@ void copyChunk(char* to, const char* from, size_t n, int threads)
   });
 }
 } // namespace
+
+void copyToDeviceThrough(void* pinned, void* device, const void* host, size_t bytes, int threads, cudaStream_t stream)
+{
+  const int64_t slices =
+    static_cast<int64_t>(std::max<size_t>(1, std::min<size_t>({ size_t(threads), 4, bytes >> 20 })));
+  parallelFor(slices, static_cast<int>(slices), [&](int, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+    {
+      const size_t from = bytes * size_t(i) / size_t(slices), to = bytes * size_t(i + 1) / size_t(slices);
+      std::memcpy(static_cast<char*>(pinned) + from, static_cast<const char*>(host) + from, to - from);
+      check(cudaMemcpyAsync(static_cast<char*>(device) + from, static_cast<const char*>(pinned) + from, to - from,
+              cudaMemcpyHostToDevice, stream),
+        "cudaMemcpyAsync");
+    }
+  });
+}
 
 void* pinnedScratch(size_t bytes)
 {

@@ -738,29 +738,6 @@ struct Graph
     return false;
   }
 };
-// Copies `bytes` from pageable host memory to the device through `pinned`
-// (as many bytes): a few threads copy a slice each and queue its upload on
-// `s` at once, so that the bus carries the first slices while the others
-// are copied. Measured on the H200 machine for 8 MB: from pageable memory
-// 0.71 ms; into pinned memory on one thread 0.73 ms, then 0.16 ms of DMA;
-// four threads with an upload a slice 0.52 ms, sixteen 0.91 ms (threads
-// started for the call, 30 us each there; the copy itself gains little
-// past four).
-void uploadThroughPinned(void* device, const void* host, size_t bytes, char* pinned, int threads, cudaStream_t s)
-{
-  const int64_t slices =
-    static_cast<int64_t>(std::max<size_t>(1, std::min<size_t>({ size_t(threads), 4, bytes >> 20 })));
-  parallelFor(slices, static_cast<int>(slices), [&](int, int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-    {
-      const size_t from = bytes * size_t(i) / size_t(slices), to = bytes * size_t(i + 1) / size_t(slices);
-      std::memcpy(pinned + from, static_cast<const char*>(host) + from, to - from);
-      check(cudaMemcpyAsync(static_cast<char*>(device) + from, pinned + from, to - from, cudaMemcpyHostToDevice, s),
-        "cudaMemcpyAsync");
-    }
-  });
-}
-
 // Whether every pair's a and b each have an entry above 0 (then every
 // log-domain potential vector has a finite maximum: the factored sums'
 // shift). The first positive entry ends a scan: a pair costs little.
@@ -880,7 +857,7 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   if (stageM)
   {
     const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
-    uploadThroughPinned(dM, M.data(), dd * sizeof(double), staged + mAt, threads, s);
+    cuda::copyToDeviceThrough(staged + mAt, dM, M.data(), dd * sizeof(double), threads, s);
   }
   else
     check(cudaMemcpyAsync(dM, M.data(), dd * sizeof(double), cudaMemcpyHostToDevice, s), "cudaMemcpy");
