@@ -517,24 +517,12 @@ __global__ void stepKernel(int* active, int* bad, int* status, int* iterations, 
           U[j] = Up[j];
           V[j] = Vp[j];
         }
-      status[p] = 2;
-      iterations[p] = ii + 1;
-      active[p] = 0;
+      stopForNumericalError(p, ii + 1, status, iterations, active);
       bad[p] = 0;
       continue;
     }
-    if (checked)
-    {
-      errors[p] = err[p];
-      if (err[p] < stopThr)
-      {
-        status[p] = 0;
-        iterations[p] = ii + 1;
-        active[p] = 0;
-        continue;
-      }
-    }
-    ++mine;
+    if (!(checked && stopIfConverged(p, err[p], ii, stopThr, errors, status, iterations, active)))
+      ++mine;
   }
   atomicAdd(&alive, mine);
   __syncthreads();

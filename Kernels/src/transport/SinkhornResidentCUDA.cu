@@ -324,11 +324,7 @@ __device__ void stopFlagged(const ResidentArrays& g, const int* flag, int done)
       }
   for (int p = threadIdx.x; p < g.n; p += blockDim.x)
     if (flag[p] == 2)
-    {
-      g.status[p] = 2;
-      g.iterations[p] = done;
-      g.active[p] = 0;
-    }
+      stopForNumericalError(p, done, g.status, g.iterations, g.active);
 }
 
 // Snapshot of every pair's state for this block.
@@ -357,16 +353,7 @@ __device__ void checkedStep(const ResidentArrays& g, int* flag, int ii)
     for (int o = 16; o > 0; o >>= 1)
       s += __shfl_xor_sync(0xffffffffu, s, o);
     if (lane == 0)
-    {
-      const double err = sqrt(s);
-      g.errors[p] = err;
-      if (err < g.stopThr)
-      {
-        g.status[p] = 0;
-        g.iterations[p] = ii + 1;
-        g.active[p] = 0;
-      }
-    }
+      stopIfConverged(p, sqrt(s), ii, g.stopThr, g.errors, g.status, g.iterations, g.active);
   }
   __syncthreads(); // the loop above reads the flags
   for (int p = threadIdx.x; p < g.n; p += blockDim.x)

@@ -172,6 +172,31 @@ __device__ inline void warpCombine(double& m, double& sum, bool& zero)
   }
 }
 
+// How a pair stops, for the row kernels' stepKernel and the resident
+// kernel alike. POT's rule after a checked iteration ii: the marginal
+// error `err` recorded, and below stopThr the pair converged (status 0)
+// after ii + 1 iterations; true then.
+__device__ inline bool stopIfConverged(
+  int p, double err, int ii, double stopThr, double* errors, int* status, int* iterations, int* active)
+{
+  errors[p] = err;
+  if (!(err < stopThr))
+    return false;
+  status[p] = 0;
+  iterations[p] = ii + 1;
+  active[p] = 0;
+  return true;
+}
+
+// A numerical error: the pair stops (status 2) after `done` iterations,
+// its previous scalings restored by the caller.
+__device__ inline void stopForNumericalError(int p, int done, int* status, int* iterations, int* active)
+{
+  status[p] = 2;
+  iterations[p] = done;
+  active[p] = 0;
+}
+
 } // namespace rows
 } // namespace transport
 } // namespace topovox
