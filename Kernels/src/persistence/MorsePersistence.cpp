@@ -76,8 +76,10 @@ GridView pieceView(const GridView& grid, const PieceRegion& region, Construction
 }
 // On the GPU, a whole image whose summary does not fit the device is cut
 // into slabs (MorseSummaryGPU.h, gpuSlabSpan): sets their span in size[]
-// and returns it; 0 for a whole image, or off the GPU.
-int64_t gpuSlabs(const GridView& grid, const PersistenceOptions& options, int64_t size[3])
+// and returns it; 0 for a whole image, or off the GPU. *whole: the whole
+// image's summary where the probe built its gradient to decide.
+int64_t gpuSlabs(
+  const GridView& grid, const PersistenceOptions& options, int64_t size[3], std::vector<morse::BuiltPiece>* whole)
 {
 #ifdef TOPOVOX_WITH_CUDA
   if (morse::persistenceDevice(options.device, nullptr) != Device::GPU)
@@ -85,7 +87,7 @@ int64_t gpuSlabs(const GridView& grid, const PersistenceOptions& options, int64_
   try
   {
     int axis = 0;
-    const int64_t span = morse::gpuSlabSpan(grid, options.construction, options.filtration, &axis);
+    const int64_t span = morse::gpuSlabSpan(grid, options.construction, options.filtration, &axis, whole);
     if (span <= 0)
       return 0;
     size[axis] = span;
@@ -99,6 +101,7 @@ int64_t gpuSlabs(const GridView& grid, const PersistenceOptions& options, int64_
   (void)grid;
   (void)options;
   (void)size;
+  (void)whole;
   return 0;
 #endif
 }
@@ -157,11 +160,14 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
 
   // 1. Each piece: gradient, critical cells, gradient and dual paths.
   int64_t size[3] = { options.blockSize, options.blockSize, options.blockSize };
-  const int64_t slabSpan = options.blockSize > 0 ? 0 : gpuSlabs(grid, options, size);
+  std::vector<morse::BuiltPiece> probed; // the whole image's summary, where the device probe built it
+  const int64_t slabSpan = options.blockSize > 0 ? 0 : gpuSlabs(grid, options, size, &probed);
   const std::vector<PieceRegion> regions = blockRegions(grid, options.construction, size);
   std::vector<MorsePiece> pieces;
   pieces.reserve(regions.size());
-  if (regions.size() == 1)
+  if (regions.size() == 1 && !probed.empty())
+    pieces.emplace_back(grid, regions[0], options, std::move(probed[0]));
+  else if (regions.size() == 1)
     pieces.emplace_back(grid, regions[0], options); // on the GPU when asked
   else if (slabSpan > 0)
   {

@@ -561,17 +561,13 @@ std::vector<BuiltPiece> summarizeOnDevice(const std::vector<GridView>& images, c
   return summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner, vertexNext.ptr,
     topNext.ptr, nan);
 }
-// The critical cells of a whole image's gradient, built on the device for
-// that count alone (gpuSlabSpan's probe).
-int64_t criticalCellsOnDevice(
-  const GridView& image, const BatchGrid& grid, const cubical::CellGrid& cg, Filtration filtration)
-{
-  GradientOnDevice g({ image }, grid, cg, filtration);
-  return countCritical(g.state.ptr, grid.cells);
-}
+
+std::vector<BuiltPiece> piecesFromGradient(const std::vector<GridView>& images, const cubical::CellGrid& cg,
+  const BatchGrid& grid, Filtration filtration, GradientOnDevice& g);
 } // namespace
 
-int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration filtration, int* axis)
+int64_t gpuSlabSpan(
+  const GridView& image, Construction construction, Filtration filtration, int* axis, std::vector<BuiltPiece>* whole)
 {
   const cubical::CellGrid cells(image, construction);
   const BatchGrid g = batchGrid(image, cells);
@@ -593,9 +589,16 @@ int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration
     const WholeImageBytes need(image, g);
     if (need.peak(static_cast<double>(g.cells) / 6) <= budget)
       return 0;
-    if (need.peak(0) <= budget &&
-      need.peak(static_cast<double>(criticalCellsOnDevice(image, g, cells, filtration))) <= budget)
-      return 0;
+    if (need.peak(0) <= budget)
+    {
+      GradientOnDevice probe({ image }, g, cells, filtration);
+      if (need.peak(static_cast<double>(countCritical(probe.state.ptr, g.cells))) <= budget)
+      {
+        if (whole)
+          *whole = piecesFromGradient({ image }, cells, g, filtration, probe);
+        return 0;
+      }
+    }
   }
   *axis = image.dims[2] > 1 ? 2 : image.dims[1] > 1 ? 1 : 0;
   const int64_t planes = image.dims[*axis];
@@ -632,6 +635,17 @@ std::vector<BuiltPiece> buildPiecesGPU(
     throw std::runtime_error("too many vertices for 32-bit path indices");
 
   GradientOnDevice g(images, grid, cg, filtration);
+  return piecesFromGradient(images, cg, grid, filtration, g);
+}
+
+namespace
+{
+// buildPiecesGPU's steps after the gradient (which they take over).
+std::vector<BuiltPiece> piecesFromGradient(const std::vector<GridView>& images, const cubical::CellGrid& cg,
+  const BatchGrid& grid, Filtration filtration, GradientOnDevice& g)
+{
+  const GridView& first = images[0];
+  const int64_t count = static_cast<int64_t>(images.size());
   const bool super = filtration == Filtration::Superlevel;
   const size_t cells = static_cast<size_t>(count * grid.cells);
   auto& data = g.data;
@@ -680,5 +694,6 @@ std::vector<BuiltPiece> buildPiecesGPU(
   }
   return pieces;
 }
+} // namespace
 }
 }

@@ -103,8 +103,12 @@ int64_t piecesPerLaunchGPU(const GridView& image, Construction construction);
 // the slabs' gradients on the device one after another and the rest of
 // each slab on the CPU threads (MorsePersistence.cpp). Returns -1 when not
 // even a slab of one voxel's span fits (the whole image is then tried, and
-// its failure sends it to the CPU).
-int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration filtration, int* axis);
+// its failure sends it to the CPU). Where the gradient was built to count
+// and the image goes whole, its summary is made from that gradient, as
+// buildPiecesGPU would make it, into *whole (when given): the caller
+// adopts it instead of building the gradient again.
+int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration filtration, int* axis,
+  std::vector<BuiltPiece>* whole = nullptr);
 
 // The Morse boundaries of `cells` (image `image`'s own critical cells) from
 // the gradient on the device, flattened as MorsePiece::boundaries gives
