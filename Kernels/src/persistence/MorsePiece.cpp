@@ -714,12 +714,14 @@ struct MorsePiece::Impl
     bool empty() const { return heap.empty(); }
   };
 
-  std::vector<int64_t> boundary(int64_t cell) const
+  // The critical faces of `cell` (local) in its Morse boundary, as whole
+  // indices in increasing order, appended to `entries`.
+  void appendBoundary(int64_t cell, std::vector<int64_t>& entries) const
   {
     thread_local std::vector<Key> storage;
     storage.clear();
     Chain chain{ storage };
-    std::vector<int64_t> entries;
+    const size_t first = entries.size();
     int64_t c64[3];
     Cells.coordinates(cell, c64);
     const int32_t c[3] = { static_cast<int32_t>(c64[0]), static_cast<int32_t>(c64[1]),
@@ -752,8 +754,7 @@ struct MorsePiece::Impl
       }
       // Paired with a face, or absent (NaN): not part of the Morse complex.
     }
-    std::sort(entries.begin(), entries.end());
-    return entries;
+    std::sort(entries.begin() + static_cast<std::ptrdiff_t>(first), entries.end());
   }
 };
 
@@ -837,21 +838,40 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
   for (int64_t cell : local)
     if (P->G.state[static_cast<size_t>(cell)] != morse::kCritical)
       throw std::invalid_argument("persistence: a boundary was asked for a cell that is not critical");
-  std::vector<std::vector<int64_t>> result(mine.size());
   // Traversals range from a few steps to tens of thousands, the long ones
   // clustered (plateaus): cells are taken 16 at a time, not in one range a
-  // thread.
-  parallelForDynamic(static_cast<int64_t>(mine.size()), P->Threads, 16, [&](int, int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j)
-      result[static_cast<size_t>(j)] = P->boundary(local[static_cast<size_t>(j)]);
+  // thread. Each group's records go into a buffer of its own (one
+  // allocation a group, not one a boundary: millions of boundaries in a
+  // random field), which are then copied into place on the threads.
+  constexpr int64_t kGroup = 16;
+  const int64_t count = static_cast<int64_t>(mine.size()), groups = (count + kGroup - 1) / kGroup;
+  std::vector<std::vector<int64_t>> parts(static_cast<size_t>(groups));
+  parallelForDynamic(groups, P->Threads, 1, [&](int, int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g)
+    {
+      std::vector<int64_t>& out = parts[static_cast<size_t>(g)];
+      for (int64_t j = g * kGroup; j < std::min(count, (g + 1) * kGroup); ++j)
+      {
+        out.push_back(mine[static_cast<size_t>(j)]);
+        const size_t at = out.size();
+        out.push_back(0);
+        P->appendBoundary(local[static_cast<size_t>(j)], out);
+        out[at] = static_cast<int64_t>(out.size() - at - 1); // the record's face count
+      }
+    }
   });
-  for (size_t j = 0; j < mine.size(); ++j)
-  {
-    flat.push_back(mine[j]);
-    flat.push_back(static_cast<int64_t>(result[j].size()));
-    flat.insert(flat.end(), result[j].begin(), result[j].end());
-    std::vector<int64_t>().swap(result[j]);
-  }
+  std::vector<size_t> offsets(static_cast<size_t>(groups) + 1, flat.size());
+  for (int64_t g = 0; g < groups; ++g)
+    offsets[static_cast<size_t>(g) + 1] = offsets[static_cast<size_t>(g)] + parts[static_cast<size_t>(g)].size();
+  flat.resize(offsets.back());
+  parallelFor(groups, P->Threads, [&](int, int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g)
+    {
+      std::vector<int64_t>& part = parts[static_cast<size_t>(g)];
+      std::copy(part.begin(), part.end(), flat.begin() + static_cast<std::ptrdiff_t>(offsets[static_cast<size_t>(g)]));
+      std::vector<int64_t>().swap(part);
+    }
+  });
   return flat;
 }
 
