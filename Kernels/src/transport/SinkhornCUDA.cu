@@ -368,7 +368,7 @@ __global__ void __launch_bounds__(kThreads) rowTileKernel(RowArgs g)
   if (half == 0 && mine)
   {
     if (factored) // log sum_l E_kl exp(s_l - c) + m_k + c; -inf for a zero sum
-      m = sum > 0 ? g.rowMax[k] + shiftOf[q] : -INFINITY;
+      m = factoredM(sum, g.rowMax[k], shiftOf[q]);
     finishRow<R>(g, p, k, m, sum, zero);
   }
   if (Log && g.outMax)

@@ -275,8 +275,7 @@ __device__ void halfIteration(const RowArgs& g, const double* rowsSm, const int*
       if (runs && mine)
       {
         const double c = fromOrderedKey(__ldcg(g.sMax + pair));
-        const double m = rowSum > 0 ? g.rowMax[k] + c : -INFINITY;
-        x = mass - (m == -INFINITY ? m : m + log(rowSum));
+        x = logUpdated(mass, factoredM(rowSum, g.rowMax[k], c), rowSum);
         g.out[at] = x;
       }
       for (int o = 1; o < Rows; o *= 2)

@@ -111,6 +111,20 @@ __device__ inline double scaledUpdate(double mass, double sum, bool zero, bool& 
   return u;
 }
 
+// The log domain's new potential from its row's log-sum-exp state (m, sum):
+// log mass - (m + log sum), where m = -inf (no term) gives mass + inf.
+__device__ inline double logUpdated(double mass, double m, double sum)
+{
+  return mass - (m == -INFINITY ? m : m + log(sum));
+}
+
+// The m of a factored sum (FactoredLogSumExp.h): the row's maximum of X
+// plus the pair's shift c, -inf where the sum is 0.
+__device__ inline double factoredM(double sum, double rowMax, double c)
+{
+  return sum > 0 ? rowMax + c : -INFINITY;
+}
+
 // The update of pair p at row k from its row's sum (and maximum m in the
 // log domain; zero: a product that is not positive, for ScaleU).
 template <Row R>
@@ -134,7 +148,7 @@ __device__ inline void finishRow(const RowArgs& g, int64_t p, int64_t k, double 
       g.out[at] = sum * g.t[at] - g.mass[at];
       break;
     case Row::LogUpdate:
-      g.out[at] = g.mass[at] - (m == -INFINITY ? m : m + log(sum));
+      g.out[at] = logUpdated(g.mass[at], m, sum);
       break;
     case Row::LogResidual:
       g.out[at] = sum - g.mass[at];
