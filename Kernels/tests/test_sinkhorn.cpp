@@ -158,6 +158,19 @@ void stoppingCases(bool gpu)
         (method == SinkhornMethod::Sinkhorn ? " scaling" : " log"), true);
     }
   }
+  // The log domain where the resident kernel may not factor its sums
+  // (reg 0.001: the cost's rows span up to 1000 > 600), found by the
+  // device after the set-up: one and three pairs go back to the row
+  // kernels' one-pass log-sum-exp (the block and the warp kernel).
+  for (int64_t pairs : { 1, 3 })
+  {
+    randomProblem(rng, pairs, 150, a, b, M);
+    SinkhornOptions o;
+    o.reg = 0.001;
+    o.method = SinkhornMethod::SinkhornLog;
+    o.numItermax = 25;
+    compareDevices(a, b, M, pairs, 150, o, "log, reg 0.001, pairs " + std::to_string(pairs), true);
+  }
   // More iterations than one resident launch runs (1,000): a second,
   // partial launch (the log domain's ring of maxima carried over); then
   // pairs that converge in the second launch, at different iterations, the
