@@ -48,7 +48,9 @@ void* pinnedScratch(size_t bytes);
 // memory 0.71 ms; into pinned memory on one thread 0.73 ms, then 0.16 ms of
 // DMA; four threads with an upload a slice 0.52 ms, sixteen 0.91 ms
 // (threads started for the call, 30 us each there; the copy itself gains
-// little past four). Throws std::runtime_error on CUDA failure.
+// little past four). With the threads kept (Parallel.cpp), 4, 8 and 16
+// slices measured the same in a whole dense Sinkhorn call (bench/README,
+// twenty-second session). Throws std::runtime_error on CUDA failure.
 void copyToDeviceThrough(
   void* pinned, void* device, const void* host, size_t bytes, int threads, cudaStream_t stream);
 }
