@@ -333,7 +333,7 @@ void launchQuadShape(const GridView& image, const int centre[3], bool invert, bo
   // Output planes per block: from 8 a radius (the best at 512^3 on the
   // H200: the box 0.122 ms at 8, 0.143 at 16; the ball 0.151 at 16 and
   // 32, 0.166 at 8).
-  g.depth = marchDepth<S>(tilesX * tilesY, image.dims[2], 8 * (S::rz > 1 ? S::rz : 1));
+  g.depth = marchDepth<S>(tilesX * tilesY, image.dims[2], 8);
   const dim3 blocks(static_cast<unsigned>(tilesX), static_cast<unsigned>(tilesY),
     static_cast<unsigned>((image.dims[2] + g.depth - 1) / g.depth));
   const uint32_t flip = invert ? kTopBits : 0u, outside = border ? kTopBits : 0u;

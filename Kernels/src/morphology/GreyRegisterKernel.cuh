@@ -247,7 +247,7 @@ bool launchShape(const GridView& image, const int centre[3], bool minimum, int m
     ((image.dims[1] + S::tileRows - 1) / S::tileRows);
   // From 16 planes a radius (at 512^3 on the H200 the box 0.43 ms at 16,
   // 0.45 at 32, 0.51 at 64; the ball 0.55 at 32 and 0.56 at 64).
-  g.depth = marchDepth<S>(tiles, image.dims[2], 16 * (S::rz > 1 ? S::rz : 1));
+  g.depth = marchDepth<S>(tiles, image.dims[2], 16);
   const dim3 blocks(static_cast<unsigned>((image.dims[0] + outputLanes<S>() - 1) / outputLanes<S>()),
     static_cast<unsigned>((image.dims[1] + S::tileRows - 1) / S::tileRows),
     static_cast<unsigned>((image.dims[2] + g.depth - 1) / g.depth));

@@ -69,7 +69,8 @@ bool matches(const ElementOffsets& e, int centre[3])
   return true;
 }
 // Output planes per block for `tiles` column tiles of `planes` planes:
-// `start`, the kernel's best where the device has blocks enough, halved
+// `perRadius` planes a unit of the element's z radius (at least one), the
+// kernel's best where the device has blocks enough, halved
 // (down to 8) until there are enough blocks for two full waves, to keep
 // every multiprocessor busy to the end. Deep columns read the z halo less
 // often; shallow ones leave a shorter tail, which on the H200 won: at
@@ -77,10 +78,10 @@ bool matches(const ElementOffsets& e, int centre[3])
 // binary box against 0.122 at 8, 0.51 ms for the grey box against 0.43
 // at 16.
 template <class S>
-int marchDepth(int64_t tiles, int64_t planes, int start)
+int marchDepth(int64_t tiles, int64_t planes, int perRadius)
 {
   const int64_t wanted = 2 * int64_t(cuda::multiprocessorCount()) * S::blocksPerSM;
-  int depth = start;
+  int depth = perRadius * (S::rz > 1 ? S::rz : 1);
   while (depth > 8 && tiles * ((planes + depth - 1) / depth) < wanted)
     depth /= 2;
   return depth;

@@ -573,12 +573,16 @@ PersistenceDiagram MorsePairing::finish()
     // down to 36 to 39 (bench/README.md, twenty-first session); the pairs
     // are the twist reduction's (persistence pairs do not depend on the
     // reduction's order), which the tests check against CubicalRipser.
-    // The thread count is set for the call and put back after: the
-    // reduction itself drops it to 1 on small matrices.
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(threads);
+    // The thread count is set for the call and put back after (also when
+    // the reduction throws): the reduction itself drops it to 1 on small
+    // matrices.
+    struct OmpThreads
+    {
+      int before = omp_get_max_threads();
+      explicit OmpThreads(int n) { omp_set_num_threads(n); }
+      ~OmpThreads() { omp_set_num_threads(before); }
+    } scoped(threads);
     phat::compute_persistence_pairs<phat::chunk_reduction>(pairs, matrix);
-    omp_set_num_threads(before);
   }
   else
     phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
