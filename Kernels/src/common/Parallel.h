@@ -45,8 +45,8 @@ inline void forEachChunk(
 // merged pairwise (std::inplace_merge), the merges of a round in parallel.
 // The result is the same as std::sort's for a strict weak order with no
 // equal elements (ties may come out in another order).
-template <typename T, typename Less>
-void parallelSort(std::vector<T>& v, int threads, Less less)
+template <typename T, typename Allocator, typename Less>
+void parallelSort(std::vector<T, Allocator>& v, int threads, Less less)
 {
   const int64_t n = static_cast<int64_t>(v.size());
   // Chunks of at least 16,384 elements (65,536 before: a diagram of 192,465

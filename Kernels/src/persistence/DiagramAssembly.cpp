@@ -130,7 +130,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
         coordinates(Dims, e.deathVoxel, p.deathVoxel);
     }
   });
-  std::vector<Entry>().swap(Entries);
+  decltype(Entries)().swap(Entries);
   return pairs;
 }
 

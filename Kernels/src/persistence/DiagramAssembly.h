@@ -6,6 +6,7 @@
 #pragma once
 
 #include "topovox/Persistence.h"
+#include "topovox/UninitializedAllocator.h"
 
 #include "../common/Parallel.h"
 
@@ -99,7 +100,10 @@ private:
   int64_t Dims[3];
   const PersistenceOptions& Options;
   bool Super;
-  std::vector<Entry> Entries;
+  // Unwritten when grown (pairMany writes the entries it keeps; the kernel's
+  // huge pages from 4 MiB: a field's millions of pairs were zeroed on one
+  // thread, then written again on all of them).
+  std::vector<Entry, UninitializedAllocator<Entry>> Entries;
 };
 
 // The stages of an engine: lap(name) records the time since the previous

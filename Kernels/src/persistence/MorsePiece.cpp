@@ -437,9 +437,11 @@ struct MorsePiece::Impl
       return {};
     const int64_t rows = ny * nz;
     const int64_t chunks = chunksOf(rows, 8 * int64_t(Threads), 1);
-    std::vector<std::vector<Item>> parts(static_cast<size_t>(chunks));
+    // (The parts on huge pages: UninitializedAllocator.h.)
+    using Part = std::vector<Item, UninitializedAllocator<Item>>;
+    std::vector<Part> parts(static_cast<size_t>(chunks));
     forEachChunk(rows, chunks, Threads, [&](int64_t r0, int64_t r1, int64_t k) {
-      std::vector<Item>& out = parts[static_cast<size_t>(k)];
+      Part& out = parts[static_cast<size_t>(k)];
       if (perCell > 0)
       {
         size_t count = 0;
@@ -456,7 +458,7 @@ struct MorsePiece::Impl
     for (auto& part : parts)
     {
       all.insert(all.end(), part.begin(), part.end());
-      std::vector<Item>().swap(part);
+      Part().swap(part);
     }
     return all;
   }
@@ -480,19 +482,29 @@ struct MorsePiece::Impl
   // Where a path ends, per vertex or top cell, found once and shared by the
   // threads: a path is walked until a cell already known, then every cell on
   // it learns the end. Threads that race on an entry store the same value.
+  // (A vertex a voxel: on huge pages, made on the threads. new[] zeroed
+  // them on one thread first, and the traversals' reads at random missed
+  // the TLB every 4 KiB.)
   struct Memo
   {
-    std::unique_ptr<std::atomic<int64_t>[]> End;
-    Memo(size_t n, int64_t unknown, int threads)
-      : End(new std::atomic<int64_t>[n])
+    using Slot = std::atomic<int64_t>; // trivially destructible: freed as bytes
+    struct Free
     {
+      size_t bytes;
+      void operator()(Slot* p) const noexcept { detail::freeBytes(p, bytes); }
+    };
+    std::unique_ptr<Slot, Free> End;
+    Memo(size_t n, int64_t unknown, int threads)
+      : End(static_cast<Slot*>(detail::allocateBytes(n * sizeof(Slot))), Free{ n * sizeof(Slot) })
+    {
+      Slot* slots = End.get();
       parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i)
-          End[static_cast<size_t>(i)].store(unknown, std::memory_order_relaxed);
+          new (slots + i) Slot(unknown);
       });
     }
-    int64_t get(int64_t i) const { return End[static_cast<size_t>(i)].load(std::memory_order_relaxed); }
-    void set(int64_t i, int64_t v) { End[static_cast<size_t>(i)].store(v, std::memory_order_relaxed); }
+    int64_t get(int64_t i) const { return End.get()[i].load(std::memory_order_relaxed); }
+    void set(int64_t i, int64_t v) { End.get()[i].store(v, std::memory_order_relaxed); }
   };
 
   // Dimension 0: from each end of each reported critical edge down the
