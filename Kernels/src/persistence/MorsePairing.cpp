@@ -543,14 +543,28 @@ namespace
 // threads, a build with OpenMP) or its twist reduction (one thread).
 // TOPOVOX_PHAT_REDUCTION=twist|chunk overrides, for benchmarks (chunk on
 // one thread is allowed: it is the same reduction, serial).
-bool chunkReduction(int threads)
+//
+// Only from kChunkColumns columns on: an OpenMP team waits at each of the
+// chunk reduction's barriers for its slowest thread, and on a machine whose
+// other work holds a few cores some of the 16 threads are always waiting
+// for one. On the H200 machine with two cores kept busy, the stage
+// "reduction and diagram" took 91 to 107 ms with the chunk reduction on
+// bonsai_256, engine_256x256x128 and colin27_t1 (131,334, 61,708 and
+// 300,994 columns), 13 to 52 ms with twist; on an idle machine chunk saved
+// at most 10 to 15 ms there (colin27_t1). A 256^3 field's millions of
+// columns gain 8% from the chunks, and there the team's waits are a small
+// part of seconds. bench/README.md, twenty-third session.
+constexpr int64_t kChunkColumns = int64_t(1) << 19;
+
+bool chunkReduction(int threads, int64_t columns)
 {
 #ifdef _OPENMP
   if (const char* e = std::getenv("TOPOVOX_PHAT_REDUCTION"))
     return std::string(e) == "chunk";
-  return threads > 1;
+  return threads > 1 && columns >= kChunkColumns;
 #else
   (void)threads;
+  (void)columns;
   return false;
 #endif
 }
@@ -566,11 +580,12 @@ PersistenceDiagram MorsePairing::finish()
   phat::boundary_matrix<phat::vector_vector>& matrix = p.Matrix;
   phat::persistence_pairs pairs;
   const int threads = std::min(p.threads(), p.MatrixThreads);
-  if (chunkReduction(threads))
+  if (chunkReduction(threads, static_cast<int64_t>(matrix.get_num_cols())))
   {
     // PHAT's chunk reduction, on OpenMP's threads: on the H200 machine's
-    // 16 cores it took colin27_t1's reduction and diagram from 51 to 59 ms
-    // down to 36 to 39 (bench/README.md, twenty-first session); the pairs
+    // 16 cores it took a 256^3 Gaussian field's reduction and diagram (CPU
+    // path) from 2.56 s to 2.32 to 2.40 s (bench/README.md, twenty-first
+    // session); the pairs
     // are the twist reduction's (persistence pairs do not depend on the
     // reduction's order), which the tests check against CubicalRipser.
     // The thread count is set for the call and put back after (also when
