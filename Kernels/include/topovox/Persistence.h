@@ -143,7 +143,7 @@ struct PersistenceDiagram
 // lower-star algorithm, and only within one stratum of the block
 // decomposition), the Morse boundary of critical cells by the parity of
 // V-paths, and PHAT's reduction of the Morse boundary matrix (its chunk
-// reduction on the threads for matrices of 2^19 columns or more in builds
+// reduction on the threads for matrices of 2^18 columns or more in builds
 // with OpenMP, else its twist reduction; TOPOVOX_PHAT_REDUCTION picks). Dimension 0 is
 // paired by union-find along the gradient and the top dimension by
 // union-find in the dual, so only the middle dimension of a 3D image needs

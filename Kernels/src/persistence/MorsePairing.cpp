@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <stdexcept>
 #include <tuple>
 
@@ -243,7 +244,7 @@ struct MorsePairing::Impl
   // The Morse boundaries asked for (positions), one slot each: SlotOf maps
   // a position to its slot (-1: none). Nothing at all when none is needed
   // (2D), rather than a vector per critical cell (millions, on noise).
-  std::vector<int32_t> SlotOf;
+  LargeArray<int32_t> SlotOf; // (filled on the threads: one per critical cell)
   std::vector<char> Given; // per slot: its boundary has come
   // The matrix PHAT reduces: the columns union-find did not settle,
   // renumbered (MatrixColumn: position -> column, -1 when left out;
@@ -253,16 +254,17 @@ struct MorsePairing::Impl
   // OpenMP's thread count when Matrix was made: PHAT sized the matrix's
   // per-thread buffers by it, so no reduction may run on more threads.
   int MatrixThreads = omp_get_max_threads();
-  std::vector<int64_t> MatrixColumn, PositionOf;
+  LargeArray<int64_t> MatrixColumn; // (filled on the threads: one per critical cell)
+  std::vector<int64_t> PositionOf;
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
   int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
 
-  // Cells -> positions, in place, on all threads (the table is only read);
-  // negative entries (the outside) are kept.
-  void translate(std::vector<int64_t>& cells) const
+  // Cells -> positions, in place, on `threads` threads (the table is only
+  // read); negative entries (the outside) are kept.
+  void translate(std::vector<int64_t>& cells, int threads) const
   {
-    parallelFor(static_cast<int64_t>(cells.size()), threads(), [&](int, int64_t k0, int64_t k1) {
+    parallelFor(static_cast<int64_t>(cells.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         if (cells[static_cast<size_t>(k)] >= 0)
           cells[static_cast<size_t>(k)] = columnOf(cells[static_cast<size_t>(k)]);
@@ -276,18 +278,19 @@ struct MorsePairing::Impl
   // (d-1)-class that the younger maximum kills; the others go to the
   // matrix. Maxima and the (d-1)-cells paired here need no Morse boundary.
   // With NaN voxels the holes they leave would each be an outside of their
-  // own: the matrix does everything then.
-  void pairTopDimension()
+  // own: the matrix does everything then. The pairs go to `pairs`; the
+  // parallel steps run on `threads` threads.
+  void pairTopDimension(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     std::vector<int64_t> maximumAt; // the maxima's positions, in order
-    const LargeArray<int64_t> dense = denseIndices(Top, maximumAt);
+    const LargeArray<int64_t> dense = denseIndices(Top, maximumAt, threads);
     const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
     // Per (d-1)-cell position, the ends of its two dual paths (maxima's
     // dense indices).
     LargeArray<std::array<int64_t, 2>> ends(Critical.size());
-    ends.fill({ { -1, -1 } }, threads());
-    translate(DualEnds);
+    ends.fill({ { -1, -1 } }, threads);
+    translate(DualEnds, threads);
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
       auto& e = ends[static_cast<size_t>(DualEnds[k])];
@@ -311,7 +314,7 @@ struct MorsePairing::Impl
       // The older maximum is the later one in filtration order (the outside last).
       const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
       maxima.merge(r1, r2, std::max(l1, l2));
-      Pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
+      pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
       Skip[static_cast<size_t>(j)] = 1;
     }
   }
@@ -320,17 +323,17 @@ struct MorsePairing::Impl
   // in increasing order join the minima their two ends descend to; an edge
   // that joins two components kills the younger minimum. Minima leave the
   // matrix; so do the edges that create 1-cycles, as empty columns (they
-  // are positive: a reduction would zero them).
-  void pairDimensionZero()
+  // are positive: a reduction would zero them). As pairTopDimension.
+  void pairDimensionZero(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     std::vector<int64_t> minimumAt; // the minima's positions, in order
-    const LargeArray<int64_t> dense = denseIndices(0, minimumAt);
+    const LargeArray<int64_t> dense = denseIndices(0, minimumAt, threads);
     // Per edge position, the minima (dense indices) its two paths reach.
     LargeArray<std::array<int64_t, 2>> ends(Critical.size());
-    ends.fill({ { -1, -1 } }, threads());
-    translate(EdgeEnds);
-    parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads(), [&](int, int64_t k0, int64_t k1) {
+    ends.fill({ { -1, -1 } }, threads);
+    translate(EdgeEnds, threads);
+    parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = 3 * k0; k < 3 * k1; k += 3)
         ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { { numberOf(
           dense, EdgeEnds[static_cast<size_t>(k + 1)]), numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)]) } };
@@ -355,7 +358,7 @@ struct MorsePairing::Impl
       // The older minimum is the earlier one in filtration order.
       const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
       minima.merge(r1, r2, std::min(l1, l2));
-      Pairs.emplace_back(minimumAt[static_cast<size_t>(std::max(l1, l2))], j);
+      pairs.emplace_back(minimumAt[static_cast<size_t>(std::max(l1, l2))], j);
       Skip[static_cast<size_t>(j)] = 1;
     }
   }
@@ -366,13 +369,13 @@ struct MorsePairing::Impl
   // these numbers: its arrays then hold a fraction of the critical cells,
   // and the order of the numbers is that of the positions, which the elder
   // rule compares.
-  LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at)
+  LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at, int threads)
   {
     LargeArray<int64_t> dense(Critical.size());
-    dense.fill(-1, threads());
-    at = positionsWhere(static_cast<int64_t>(Critical.size()), threads(),
+    dense.fill(-1, threads);
+    at = positionsWhere(static_cast<int64_t>(Critical.size()), threads,
       [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == dimension; });
-    parallelFor(static_cast<int64_t>(at.size()), threads(), [&](int, int64_t k0, int64_t k1) {
+    parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
       {
         const size_t j = static_cast<size_t>(at[static_cast<size_t>(k)]);
@@ -429,6 +432,11 @@ int64_t MorsePairing::criticalCellCount() const
   return static_cast<int64_t>(P->Critical.size());
 }
 
+// From how many critical cells the two union-finds of a 3D image run at
+// once: below it the thread started for the second costs more than the
+// overlap saves.
+constexpr size_t kTwoUnionFindsCells = size_t(1) << 16;
+
 std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
@@ -436,10 +444,30 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   p.Positions.build(p.Critical, p.threads());
   p.Skip.assign(p.Critical.size(), 0);
   p.EmptyColumn.assign(p.Critical.size(), 0);
-  if (p.Top >= 1 && !p.HasNan)
-    p.pairTopDimension();
-  if (p.Top >= 2)
-    p.pairDimensionZero();
+  const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
+  const int threads = p.threads();
+  if (top && zero && p.Top >= 3 && threads > 1 && p.Critical.size() >= kTwoUnionFindsCells)
+  {
+    // In 3D the two union-finds share no cell: the dual's are the 2- and
+    // 3-cells, dimension 0's the 0- and 1-cells (their flags in Skip are
+    // separate bytes). So they run at once, on half the threads each: each
+    // ends in a loop over the critical cells on one thread (512^3 k^-1
+    // field on the H200 machine: 3.0 and 5.0 s of the stage's 17 s).
+    std::vector<std::pair<int64_t, int64_t>> zeroPairs;
+    auto dual = std::async(std::launch::async, [&] { p.pairTopDimension(p.Pairs, threads / 2); });
+    p.pairDimensionZero(zeroPairs, threads - threads / 2);
+    dual.get();
+    p.Pairs.insert(p.Pairs.end(), zeroPairs.begin(), zeroPairs.end());
+  }
+  else
+  {
+    // In 2D an edge is the dual's (d-1)-cell and dimension 0's edge: the
+    // dual first, as dimension 0 checks that no edge is paired twice.
+    if (top)
+      p.pairTopDimension(p.Pairs, threads);
+    if (zero)
+      p.pairDimensionZero(p.Pairs, threads);
+  }
   // The matrix holds the columns not settled by union-find, renumbered.
   // Rows of cells settled by union-find are dropped: those of negative
   // edges are never the lowest entry of a 2-column during a reduction (an
@@ -447,7 +475,8 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   // never steer it (clearing, as in Ripser and CubicalRipser).
   const int64_t n = static_cast<int64_t>(p.Critical.size());
   p.PositionOf = positionsWhere(n, p.threads(), [&](int64_t j) { return !p.Skip[static_cast<size_t>(j)]; });
-  p.MatrixColumn.assign(p.Critical.size(), -1);
+  p.MatrixColumn = LargeArray<int64_t>(p.Critical.size());
+  p.MatrixColumn.fill(-1, threads);
   p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
   parallelFor(static_cast<int64_t>(p.PositionOf.size()), p.threads(), [&](int, int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
@@ -471,7 +500,8 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     if (need.size() > static_cast<size_t>(INT32_MAX))
       throw std::length_error("persistence: too many Morse boundaries");
     // Each cell its own position, so the threads never write one slot.
-    p.SlotOf.assign(p.Critical.size(), -1);
+    p.SlotOf = LargeArray<int32_t>(p.Critical.size());
+    p.SlotOf.fill(-1, threads);
     parallelFor(static_cast<int64_t>(need.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         p.SlotOf[static_cast<size_t>(p.columnOf(need[static_cast<size_t>(k)]))] = static_cast<int32_t>(k);
@@ -550,11 +580,12 @@ namespace
 // for one. On the H200 machine with two cores kept busy, the stage
 // "reduction and diagram" took 91 to 107 ms with the chunk reduction on
 // bonsai_256, engine_256x256x128 and colin27_t1 (131,334, 61,708 and
-// 300,994 columns), 13 to 52 ms with twist; on an idle machine chunk saved
-// at most 10 to 15 ms there (colin27_t1). A 256^3 field's millions of
-// columns gain 8% from the chunks, and there the team's waits are a small
-// part of seconds. bench/README.md, twenty-third session.
-constexpr int64_t kChunkColumns = int64_t(1) << 19;
+// 300,994 columns), 13 to 52 ms with twist. On an idle machine the chunks
+// saved bonsai_256 and engine_256x256x128 nothing beyond the spread, and
+// colin27_t1 15 to 25 ms of its 130 to 170 (36 against 46 to 61 ms): it
+// keeps them, and a loaded machine costs it about 50 ms. bench/README.md,
+// twenty-third session.
+constexpr int64_t kChunkColumns = int64_t(1) << 18;
 
 bool chunkReduction(int threads, int64_t columns)
 {
@@ -573,9 +604,9 @@ bool chunkReduction(int threads, int64_t columns)
 PersistenceDiagram MorsePairing::finish()
 {
   Impl& p = *P;
-  std::vector<int32_t>().swap(p.SlotOf);
+  p.SlotOf = LargeArray<int32_t>();
   std::vector<char>().swap(p.Given);
-  std::vector<int64_t>().swap(p.MatrixColumn);
+  p.MatrixColumn = LargeArray<int64_t>();
   const std::vector<int64_t>& positionOf = p.PositionOf;
   phat::boundary_matrix<phat::vector_vector>& matrix = p.Matrix;
   phat::persistence_pairs pairs;
