@@ -144,6 +144,40 @@ void builtOnTop()
   std::sort(sorted.begin(), sorted.end());
   parallelSort(v, 8, std::less<uint64_t>());
   expect(v == sorted, "parallelSort equals std::sort");
+  // Many equal keys (the merge path's ties), thread counts that are not
+  // powers of two, and sizes that leave uneven chunks: sorted by key, and
+  // every element once.
+  struct Item
+  {
+    uint32_t key;
+    uint32_t id;
+  };
+  for (const int threads : { 2, 3, 5, 16 })
+    for (const size_t size : { size_t(40000), size_t(100003), size_t(1) << 19 })
+    {
+      std::vector<Item> items(size);
+      for (size_t k = 0; k < size; ++k)
+        items[k] = Item{ static_cast<uint32_t>(rng() % 97), static_cast<uint32_t>(k) };
+      parallelSort(items, threads, [](const Item& x, const Item& y) { return x.key < y.key; });
+      bool ordered = true;
+      std::vector<char> seen(size, 0);
+      for (size_t k = 0; k < size; ++k)
+      {
+        ordered = ordered && (k == 0 || items[k - 1].key <= items[k].key);
+        seen[items[k].id]++;
+      }
+      expect(ordered && std::all_of(seen.begin(), seen.end(), [](char c) { return c == 1; }),
+        "parallelSort with ties: sorted, a permutation (" + std::to_string(threads) + " threads, " +
+          std::to_string(size) + " items)");
+    }
+  // Values that are not trivially copyable take the in-place merges.
+  std::vector<std::string> words(70000);
+  for (auto& w : words)
+    w = std::to_string(rng() % 100000);
+  std::vector<std::string> wordsSorted = words;
+  std::sort(wordsSorted.begin(), wordsSorted.end());
+  parallelSort(words, 4, std::less<std::string>());
+  expect(words == wordsSorted, "parallelSort of strings equals std::sort");
 }
 
 void forkedChild()

@@ -1,9 +1,13 @@
 // Parallel.h - the CPU paths' one threading primitive, on std::thread.
 #pragma once
 
+#include "topovox/UninitializedAllocator.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace topovox
@@ -41,10 +45,37 @@ inline void forEachChunk(
   });
 }
 
+namespace detail
+{
+// The merge path: how many of the first k outputs of merging sorted
+// a[0, na) and b[0, nb) come from a, a's elements going first among equal
+// ones (as std::merge puts them). A binary search: a[i] is among the first
+// k exactly when it does not come after b[k - i - 1].
+template <typename T, typename Less>
+int64_t mergeSplit(const T* a, int64_t na, const T* b, int64_t nb, int64_t k, Less& less)
+{
+  int64_t lo = std::max<int64_t>(0, k - nb), hi = std::min(k, na);
+  while (lo < hi)
+  {
+    const int64_t i = lo + (hi - lo) / 2;
+    if (!less(b[k - i - 1], a[i]))
+      lo = i + 1;
+    else
+      hi = i;
+  }
+  return lo;
+}
+}
+
 // std::sort on `threads` threads: contiguous chunks sorted in parallel, then
-// merged pairwise (std::inplace_merge), the merges of a round in parallel.
-// The result is the same as std::sort's for a strict weak order with no
-// equal elements (ties may come out in another order).
+// merged pairwise, round after round. The result is the same as std::sort's
+// for a strict weak order with no equal elements (ties may come out in
+// another order). For trivially copyable values every round runs on all the
+// threads: each merge is cut by the merge path into as many parts as there
+// are threads for it, written into a spare array (the two swap roles each
+// round). In place (std::inplace_merge, a merge a thread) the last round
+// ran on one thread: for the 42.7 million 40-byte entries of a 512^3
+// field's diagram, it moved every entry on one core.
 template <typename T, typename Allocator, typename Less>
 void parallelSort(std::vector<T, Allocator>& v, int threads, Less less)
 {
@@ -59,21 +90,58 @@ void parallelSort(std::vector<T, Allocator>& v, int threads, Less less)
     std::sort(v.begin(), v.end(), less);
     return;
   }
-  auto bound = [&](int64_t k) { return v.begin() + n * k / chunks; };
+  auto at = [&](int64_t k) { return n * k / chunks; }; // where chunk k starts
   parallelFor(chunks, chunks, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
-      std::sort(bound(k), bound(k + 1), less);
+      std::sort(v.begin() + at(k), v.begin() + at(k + 1), less);
   });
-  for (int width = 1; width < chunks; width *= 2)
+  if constexpr (std::is_trivially_copyable<T>::value)
   {
-    const int merges = chunks / (2 * width);
-    parallelFor(merges, merges, [&](int, int64_t m0, int64_t m1) {
-      for (int64_t m = m0; m < m1; ++m)
-      {
-        const int64_t first = 2 * width * m;
-        std::inplace_merge(bound(first), bound(first + width), bound(first + 2 * width), less);
-      }
-    });
+    struct Free
+    {
+      size_t bytes;
+      void operator()(T* p) const noexcept { detail::freeBytes(p, bytes); }
+    };
+    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    std::unique_ptr<T, Free> spare(static_cast<T*>(detail::allocateBytes(bytes)), Free{ bytes });
+    T* from = v.data();
+    T* to = spare.get();
+    for (int width = 1; width < chunks; width *= 2)
+    {
+      const int merges = chunks / (2 * width), parts = std::max(1, threads / merges);
+      parallelFor(int64_t(merges) * parts, threads, [&](int, int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+        {
+          const int64_t m = t / parts, part = t % parts, first = 2 * width * m;
+          const int64_t lo = at(first), mid = at(first + width), hi = at(first + 2 * width);
+          const T* a = from + lo;
+          const T* b = from + mid;
+          const int64_t na = mid - lo, nb = hi - mid, k0 = (na + nb) * part / parts,
+                        k1 = (na + nb) * (part + 1) / parts;
+          const int64_t i0 = detail::mergeSplit(a, na, b, nb, k0, less),
+                        i1 = detail::mergeSplit(a, na, b, nb, k1, less);
+          std::merge(a + i0, a + i1, b + (k0 - i0), b + (k1 - i1), to + lo + k0, less);
+        }
+      });
+      std::swap(from, to);
+    }
+    if (from != v.data())
+      parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) { std::copy(from + k0, from + k1, v.data() + k0); });
+  }
+  else
+  {
+    for (int width = 1; width < chunks; width *= 2)
+    {
+      const int merges = chunks / (2 * width);
+      parallelFor(merges, merges, [&](int, int64_t m0, int64_t m1) {
+        for (int64_t m = m0; m < m1; ++m)
+        {
+          const int64_t first = 2 * width * m;
+          std::inplace_merge(v.begin() + at(first), v.begin() + at(first + width),
+            v.begin() + at(first + 2 * width), less);
+        }
+      });
+    }
   }
 }
 }
