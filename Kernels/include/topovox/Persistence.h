@@ -144,10 +144,10 @@ struct PersistenceDiagram
 // decomposition), the Morse boundary of critical cells by the parity of
 // V-paths, and PHAT's reduction of the Morse boundary matrix (its chunk
 // reduction on the threads for matrices of 2^18 columns or more in builds
-// with OpenMP, else its twist reduction; TOPOVOX_PHAT_REDUCTION picks). Dimension 0 is
-// paired by union-find along the gradient and the top dimension by
-// union-find in the dual, so only the middle dimension of a 3D image needs
-// Morse boundaries and a matrix. Device: options.device GPU (or Auto with
+// with OpenMP, else its twist reduction; TOPOVOX_PHAT_REDUCTION picks).
+// Dimension 0 is paired by union-find along the gradient and the top
+// dimension by union-find in the dual (in 3D the two at once), so only the
+// middle dimension of a 3D image needs Morse boundaries and a matrix. Device: options.device GPU (or Auto with
 // TOPOVOX_DEVICE=gpu; CUDA builds) builds the summary of a whole image on
 // the GPU - gradient, critical cells, the ends of gradient and dual paths
 // (src/persistence/MorseSummaryGPU.h) - and its Morse boundaries there too,
