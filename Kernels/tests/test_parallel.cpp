@@ -170,6 +170,21 @@ void builtOnTop()
         "parallelSort with ties: sorted, a permutation (" + std::to_string(threads) + " threads, " +
           std::to_string(size) + " items)");
     }
+  // appendParts: the parts after what `out` held, in order, as one
+  // thread's concatenation gives them; the parts emptied.
+  for (const int threads : { 1, 3, 8 })
+  {
+    std::vector<std::vector<int64_t>> parts(37);
+    std::vector<int64_t> out = { -1, -2 }, serial = out;
+    for (size_t k = 0; k < parts.size(); ++k)
+      for (uint64_t m = rng() % 50; m > 0; --m)
+        parts[k].push_back(static_cast<int64_t>(rng() % 1000));
+    for (const auto& part : parts)
+      serial.insert(serial.end(), part.begin(), part.end());
+    appendParts(out, parts, threads);
+    expect(out == serial && std::all_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); }),
+      "appendParts equals a serial concatenation (" + std::to_string(threads) + " threads)");
+  }
   // Values that are not trivially copyable take the in-place merges.
   std::vector<std::string> words(70000);
   for (auto& w : words)

@@ -147,9 +147,10 @@ struct PersistenceDiagram
 // with OpenMP, else its twist reduction; TOPOVOX_PHAT_REDUCTION picks).
 // Dimension 0 is paired by union-find along the gradient and the top
 // dimension by union-find in the dual (in 3D the two at once), so only the
-// middle dimension of a 3D image needs Morse boundaries and a matrix. Device: options.device GPU (or Auto with
-// TOPOVOX_DEVICE=gpu; CUDA builds) builds the summary of a whole image on
-// the GPU - gradient, critical cells, the ends of gradient and dual paths
+// middle dimension of a 3D image needs Morse boundaries and a matrix.
+// Device: options.device GPU (or Auto with TOPOVOX_DEVICE=gpu; CUDA
+// builds) builds the summary of a whole image on the GPU - gradient,
+// critical cells, the ends of gradient and dual paths
 // (src/persistence/MorseSummaryGPU.h) - and its Morse boundaries there too,
 // leaving union-find and PHAT to the CPU threads; the diagram is the CPU's.
 // Auto stays on the CPU: a process pays about 0.3 s to start CUDA, which

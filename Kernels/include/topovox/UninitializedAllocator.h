@@ -22,6 +22,25 @@ namespace detail
 {
 void* allocateBytes(std::size_t bytes); // throws std::bad_alloc
 void freeBytes(void* p, std::size_t bytes);
+
+// Room for n values of T from allocateBytes, freed when the pointer goes
+// (the values are not made or destroyed: plain or trivially destructible
+// types, made by the caller, e.g. on its threads).
+template <typename T>
+struct BlockFree
+{
+  std::size_t bytes = 0;
+  void operator()(T* p) const noexcept { freeBytes(p, bytes); }
+};
+template <typename T>
+using Block = std::unique_ptr<T, BlockFree<T>>;
+template <typename T>
+Block<T> allocateBlock(std::size_t n)
+{
+  if (n == 0)
+    return Block<T>();
+  return Block<T>(static_cast<T*>(allocateBytes(n * sizeof(T))), BlockFree<T>{ n * sizeof(T) });
+}
 }
 
 template <typename T>

@@ -28,9 +28,15 @@ public:
   LargeArray() = default;
   // n values, not initialised: every one must be written before it is read.
   explicit LargeArray(size_t n)
-    : data_(n ? static_cast<T*>(detail::allocateBytes(n * sizeof(T))) : nullptr, Free{ n * sizeof(T) })
+    : data_(detail::allocateBlock<T>(n))
     , size_(n)
   {
+  }
+  // n values, each set to `value` by `threads` threads.
+  LargeArray(size_t n, T value, int threads)
+    : LargeArray(n)
+  {
+    fill(value, threads);
   }
   // Every value set to `value`, by `threads` threads.
   void fill(T value, int threads)
@@ -55,12 +61,7 @@ public:
   bool operator!=(const LargeArray& o) const { return !(*this == o); }
 
 private:
-  struct Free
-  {
-    size_t bytes = 0;
-    void operator()(T* p) const noexcept { detail::freeBytes(p, bytes); }
-  };
-  std::unique_ptr<T, Free> data_;
+  detail::Block<T> data_;
   size_t size_ = 0;
 };
 }

@@ -4,6 +4,7 @@
 #include "topovox/UninitializedAllocator.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,27 @@ inline void forEachChunk(
   parallelFor(chunks, threads, [&](int, int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c)
       body(n * c / chunks, n * (c + 1) / chunks, c);
+  });
+}
+
+// Appends the parts to `out` in order, copied on `threads` threads, each
+// part freed once copied: for lists built a part per chunk or group of
+// work on the threads (a field's millions of critical cells or Morse
+// boundaries), which one thread's copy made a stage's tail.
+template <typename Out, typename Part>
+void appendParts(Out& out, std::vector<Part>& parts, int threads)
+{
+  std::vector<size_t> at(parts.size() + 1, out.size());
+  for (size_t k = 0; k < parts.size(); ++k)
+    at[k + 1] = at[k] + parts[k].size();
+  out.resize(at.back());
+  parallelFor(static_cast<int64_t>(parts.size()), threads, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
+    {
+      Part& part = parts[static_cast<size_t>(k)];
+      std::copy(part.begin(), part.end(), out.begin() + static_cast<std::ptrdiff_t>(at[static_cast<size_t>(k)]));
+      Part().swap(part);
+    }
   });
 }
 
@@ -97,13 +119,7 @@ void parallelSort(std::vector<T, Allocator>& v, int threads, Less less)
   });
   if constexpr (std::is_trivially_copyable<T>::value)
   {
-    struct Free
-    {
-      size_t bytes;
-      void operator()(T* p) const noexcept { detail::freeBytes(p, bytes); }
-    };
-    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
-    std::unique_ptr<T, Free> spare(static_cast<T*>(detail::allocateBytes(bytes)), Free{ bytes });
+    const detail::Block<T> spare = detail::allocateBlock<T>(static_cast<size_t>(n));
     T* from = v.data();
     T* to = spare.get();
     for (int width = 1; width < chunks; width *= 2)

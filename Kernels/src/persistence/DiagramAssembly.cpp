@@ -89,8 +89,9 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // death voxel's coordinates: a total order, so that the rows come out the
   // same whatever the number of threads. The 40-byte entries are sorted on
   // the threads (the voxels' coordinates worked out only for equal values),
-  // then written out as pairs, in order, on the threads. (Sorting 4-byte indices by the
-  // 88-byte pairs and permuting the pairs in place read them at random:
+  // then written out as pairs, in order, on the threads. (Sorting 4-byte
+  // indices by the 88-byte pairs and permuting the pairs in place read them
+  // at random:
   // with the 4.3 million pairs of a 256^3 Gaussian field, the stage that
   // ends here took 3.0 to 3.3 s on this repository's 2 cores; 2.4 to 2.5
   // s now. bench/README.md, twenty-first session.)

@@ -171,8 +171,7 @@ public:
     while (capacity < 2 * critical.size())
       capacity *= 2;
     Mask = capacity - 1;
-    Slots = LargeArray<Slot>(capacity);
-    Slots.fill(Slot{ -1, 0 }, threads);
+    Slots = LargeArray<Slot>(capacity, Slot{ -1, 0 }, threads);
     // Inserted on all threads: a slot is claimed by swapping its key from
     // -1 to the cell (a lost race probes on, as a taken slot does); the
     // values are read only after the threads have joined. Which slot a
@@ -288,8 +287,7 @@ struct MorsePairing::Impl
     const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
     // Per (d-1)-cell position, the ends of its two dual paths (maxima's
     // dense indices).
-    LargeArray<std::array<int64_t, 2>> ends(Critical.size());
-    ends.fill({ { -1, -1 } }, threads);
+    LargeArray<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
     translate(DualEnds, threads);
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
@@ -330,8 +328,7 @@ struct MorsePairing::Impl
     std::vector<int64_t> minimumAt; // the minima's positions, in order
     const LargeArray<int64_t> dense = denseIndices(0, minimumAt, threads);
     // Per edge position, the minima (dense indices) its two paths reach.
-    LargeArray<std::array<int64_t, 2>> ends(Critical.size());
-    ends.fill({ { -1, -1 } }, threads);
+    LargeArray<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
     translate(EdgeEnds, threads);
     parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = 3 * k0; k < 3 * k1; k += 3)
@@ -371,8 +368,7 @@ struct MorsePairing::Impl
   // rule compares.
   LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at, int threads)
   {
-    LargeArray<int64_t> dense(Critical.size());
-    dense.fill(-1, threads);
+    LargeArray<int64_t> dense(Critical.size(), -1, threads);
     at = positionsWhere(static_cast<int64_t>(Critical.size()), threads,
       [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == dimension; });
     parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
@@ -440,12 +436,12 @@ constexpr size_t kTwoUnionFindsCells = size_t(1) << 16;
 std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
-  sortCritical(p.Critical, p.threads());
-  p.Positions.build(p.Critical, p.threads());
+  const int threads = p.threads();
+  sortCritical(p.Critical, threads);
+  p.Positions.build(p.Critical, threads);
   p.Skip.assign(p.Critical.size(), 0);
   p.EmptyColumn.assign(p.Critical.size(), 0);
   const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
-  const int threads = p.threads();
   if (top && zero && p.Top >= 3 && threads > 1 && p.Critical.size() >= kTwoUnionFindsCells)
   {
     // In 3D the two union-finds share no cell: the dual's are the 2- and
@@ -474,11 +470,10 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   // edge cannot both kill a component and be born as a 1-cycle), so they
   // never steer it (clearing, as in Ripser and CubicalRipser).
   const int64_t n = static_cast<int64_t>(p.Critical.size());
-  p.PositionOf = positionsWhere(n, p.threads(), [&](int64_t j) { return !p.Skip[static_cast<size_t>(j)]; });
-  p.MatrixColumn = LargeArray<int64_t>(p.Critical.size());
-  p.MatrixColumn.fill(-1, threads);
+  p.PositionOf = positionsWhere(n, threads, [&](int64_t j) { return !p.Skip[static_cast<size_t>(j)]; });
+  p.MatrixColumn = LargeArray<int64_t>(p.Critical.size(), -1, threads);
   p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
-  parallelFor(static_cast<int64_t>(p.PositionOf.size()), p.threads(), [&](int, int64_t m0, int64_t m1) {
+  parallelFor(static_cast<int64_t>(p.PositionOf.size()), threads, [&](int, int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
     {
       const size_t j = static_cast<size_t>(p.PositionOf[static_cast<size_t>(m)]);
@@ -486,23 +481,22 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
       p.Matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[j].dimension));
     }
   });
-  std::vector<int64_t> need = positionsWhere(n, p.threads(), [&](int64_t j) {
+  std::vector<int64_t> need = positionsWhere(n, threads, [&](int64_t j) {
     return !p.Skip[static_cast<size_t>(j)] && !p.EmptyColumn[static_cast<size_t>(j)] &&
       p.Critical[static_cast<size_t>(j)].dimension > 0;
   });
-  parallelFor(static_cast<int64_t>(need.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {
+  parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
       need[static_cast<size_t>(k)] = p.Critical[static_cast<size_t>(need[static_cast<size_t>(k)])].cell;
   });
-  parallelSort(need, p.threads(), std::less<int64_t>());
+  parallelSort(need, threads, std::less<int64_t>());
   if (!need.empty())
   {
     if (need.size() > static_cast<size_t>(INT32_MAX))
       throw std::length_error("persistence: too many Morse boundaries");
     // Each cell its own position, so the threads never write one slot.
-    p.SlotOf = LargeArray<int32_t>(p.Critical.size());
-    p.SlotOf.fill(-1, threads);
-    parallelFor(static_cast<int64_t>(need.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {
+    p.SlotOf = LargeArray<int32_t>(p.Critical.size(), -1, threads);
+    parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         p.SlotOf[static_cast<size_t>(p.columnOf(need[static_cast<size_t>(k)]))] = static_cast<int32_t>(k);
     });
@@ -610,15 +604,15 @@ PersistenceDiagram MorsePairing::finish()
   const std::vector<int64_t>& positionOf = p.PositionOf;
   phat::boundary_matrix<phat::vector_vector>& matrix = p.Matrix;
   phat::persistence_pairs pairs;
-  const int threads = std::min(p.threads(), p.MatrixThreads);
-  if (chunkReduction(threads, static_cast<int64_t>(matrix.get_num_cols())))
+  const int reductionThreads = std::min(p.threads(), p.MatrixThreads);
+  if (chunkReduction(reductionThreads, static_cast<int64_t>(matrix.get_num_cols())))
   {
     // PHAT's chunk reduction, on OpenMP's threads: on the H200 machine's
     // 16 cores it took a 256^3 Gaussian field's reduction and diagram (CPU
     // path) from 2.56 s to 2.32 to 2.40 s (bench/README.md, twenty-first
-    // session); the pairs
-    // are the twist reduction's (persistence pairs do not depend on the
-    // reduction's order), which the tests check against CubicalRipser.
+    // session); the pairs are the twist reduction's (persistence pairs do
+    // not depend on the reduction's order), which the tests check against
+    // CubicalRipser.
     // The thread count is set for the call and put back after (also when
     // the reduction throws): the reduction itself drops it to 1 on small
     // matrices.
@@ -627,7 +621,7 @@ PersistenceDiagram MorsePairing::finish()
       int before = omp_get_max_threads();
       explicit OmpThreads(int n) { omp_set_num_threads(n); }
       ~OmpThreads() { omp_set_num_threads(before); }
-    } scoped(threads);
+    } scoped(reductionThreads);
     phat::compute_persistence_pairs<phat::chunk_reduction>(pairs, matrix);
   }
   else
@@ -653,8 +647,7 @@ PersistenceDiagram MorsePairing::finish()
     const MorseCriticalCell& c = p.Critical[static_cast<size_t>(j)];
     return persistence::PairCell{ c.value, c.dimension, c.voxel };
   };
-  LargeArray<char> paired(p.Critical.size());
-  paired.fill(0, p.threads());
+  LargeArray<char> paired(p.Critical.size(), 0, p.threads());
   parallelFor(static_cast<int64_t>(p.Pairs.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
     {

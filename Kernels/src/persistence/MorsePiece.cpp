@@ -451,15 +451,7 @@ struct MorsePiece::Impl
       criticalInRows(lo, hi, r0, r1, [&](const int64_t* c) { body(c, out); });
     });
     std::vector<Item> all;
-    size_t total = 0;
-    for (const auto& part : parts)
-      total += part.size();
-    all.reserve(total);
-    for (auto& part : parts)
-    {
-      all.insert(all.end(), part.begin(), part.end());
-      Part().swap(part);
-    }
+    appendParts(all, parts, Threads);
     return all;
   }
 
@@ -488,14 +480,9 @@ struct MorsePiece::Impl
   struct Memo
   {
     using Slot = std::atomic<int64_t>; // trivially destructible: freed as bytes
-    struct Free
-    {
-      size_t bytes;
-      void operator()(Slot* p) const noexcept { detail::freeBytes(p, bytes); }
-    };
-    std::unique_ptr<Slot, Free> End;
+    detail::Block<Slot> End;
     Memo(size_t n, int64_t unknown, int threads)
-      : End(static_cast<Slot*>(detail::allocateBytes(n * sizeof(Slot))), Free{ n * sizeof(Slot) })
+      : End(detail::allocateBlock<Slot>(n))
     {
       Slot* slots = End.get();
       parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t i0, int64_t i1) {
@@ -854,7 +841,7 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
   // clustered (plateaus): cells are taken 16 at a time, not in one range a
   // thread. Each group's records go into a buffer of its own (one
   // allocation a group, not one a boundary: millions of boundaries in a
-  // random field), which are then copied into place on the threads.
+  // random field), then appended in order on the threads.
   constexpr int64_t kGroup = 16;
   const int64_t count = static_cast<int64_t>(mine.size()), groups = (count + kGroup - 1) / kGroup;
   std::vector<std::vector<int64_t>> parts(static_cast<size_t>(groups));
@@ -872,18 +859,7 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
       }
     }
   });
-  std::vector<size_t> offsets(static_cast<size_t>(groups) + 1, flat.size());
-  for (int64_t g = 0; g < groups; ++g)
-    offsets[static_cast<size_t>(g) + 1] = offsets[static_cast<size_t>(g)] + parts[static_cast<size_t>(g)].size();
-  flat.resize(offsets.back());
-  parallelFor(groups, P->Threads, [&](int, int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g)
-    {
-      std::vector<int64_t>& part = parts[static_cast<size_t>(g)];
-      std::copy(part.begin(), part.end(), flat.begin() + static_cast<std::ptrdiff_t>(offsets[static_cast<size_t>(g)]));
-      std::vector<int64_t>().swap(part);
-    }
-  });
+  appendParts(flat, parts, P->Threads);
   return flat;
 }
 
