@@ -8,13 +8,14 @@
 
 #include "topovox/UninitializedAllocator.h"
 
+#include "MorseMatrix.h"
+
 #include "../common/LargeArray.h"
 #include "../common/Parallel.h"
 
 #include <phat/algorithms/chunk_reduction.h>
 #include <phat/algorithms/twist_reduction.h>
 #include <phat/compute_persistence_pairs.h>
-#include <phat/representations/default_representations.h>
 
 #include <algorithm>
 #include <array>
@@ -248,10 +249,10 @@ struct MorsePairing::Impl
   // The matrix PHAT reduces: the columns union-find did not settle,
   // renumbered (MatrixColumn: position -> column, -1 when left out;
   // PositionOf: the reverse), made once union-find is done so that each
-  // boundary goes into its column as it comes.
-  phat::boundary_matrix<phat::vector_vector> Matrix;
-  // OpenMP's thread count when Matrix was made: PHAT sized the matrix's
-  // per-thread buffers by it, so no reduction may run on more threads.
+  // boundary goes into its column as it comes (MorseMatrix.h).
+  morse::MorseMatrix Matrix;
+  // OpenMP's thread count when Matrix was made: the matrix sized its
+  // per-thread arenas by it, so no reduction may run on more threads.
   int MatrixThreads = omp_get_max_threads();
   LargeArray<int64_t> MatrixColumn; // (filled on the threads: one per critical cell)
   std::vector<int64_t> PositionOf;
@@ -542,23 +543,23 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
       throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
     p.Given[static_cast<size_t>(record.slot)] = 1;
   }
-  parallelFor(static_cast<int64_t>(records.size()), p.threads(), [&](int, int64_t r0, int64_t r1) {
-    std::vector<phat::index> column;
-    for (int64_t r = r0; r < r1; ++r)
-    {
-      const Record& record = records[static_cast<size_t>(r)];
-      const size_t count = static_cast<size_t>(flat[record.start + 1]);
-      column.clear();
-      for (size_t e = 0; e < count; ++e)
+  p.Matrix.columns().setColumns(
+    static_cast<int64_t>(records.size()), p.threads(),
+    [&](int64_t r) { return p.MatrixColumn[static_cast<size_t>(records[static_cast<size_t>(r)].position)]; },
+    [&](int64_t r) { return flat[records[static_cast<size_t>(r)].start + 1]; },
+    [&](int64_t r, morse::MorseColumns::Row* to) {
+      const size_t start = records[static_cast<size_t>(r)].start;
+      const int64_t* entry = flat.data() + start + 2;
+      morse::MorseColumns::Row* end = to;
+      for (int64_t e = 0; e < flat[start + 1]; ++e)
       {
-        const int64_t row = p.MatrixColumn[static_cast<size_t>(p.columnOf(flat[record.start + 2 + e]))];
+        const int64_t row = p.MatrixColumn[static_cast<size_t>(p.columnOf(entry[e]))];
         if (row >= 0)
-          column.push_back(static_cast<phat::index>(row));
+          *end++ = static_cast<morse::MorseColumns::Row>(row);
       }
-      std::sort(column.begin(), column.end());
-      p.Matrix.set_col(static_cast<phat::index>(p.MatrixColumn[static_cast<size_t>(record.position)]), column);
-    }
-  });
+      std::sort(to, end);
+      return end;
+    });
 }
 
 namespace
@@ -602,7 +603,7 @@ PersistenceDiagram MorsePairing::finish()
   std::vector<char>().swap(p.Given);
   p.MatrixColumn = LargeArray<int64_t>();
   const std::vector<int64_t>& positionOf = p.PositionOf;
-  phat::boundary_matrix<phat::vector_vector>& matrix = p.Matrix;
+  morse::MorseMatrix& matrix = p.Matrix;
   phat::persistence_pairs pairs;
   const int reductionThreads = std::min(p.threads(), p.MatrixThreads);
   if (chunkReduction(reductionThreads, static_cast<int64_t>(matrix.get_num_cols())))

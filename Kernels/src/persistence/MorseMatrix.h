@@ -1,0 +1,197 @@
+// MorseMatrix.h - the Morse boundary matrix as PHAT reduces it: a PHAT
+// representation (the interface of PHAT's Uniform_representation) whose
+// memory suits tens of millions of short columns.
+//
+// PHAT's vector_vector keeps each column in its own std::vector (32 bytes
+// of column, 8 of dimension, a heap block of 8-byte rows) and reallocates a
+// column each time it is finalized. A 512^3 Gaussian field (k^-1) gives a
+// matrix of 43.6 M columns, 21.8 M of them non-empty, 66 M entries and 33 M
+// column additions in the twist reduction, which is few operations: its 36 s
+// on the H200 machine's cores were waits for memory (random rows of a few
+// GiB on 4 KiB pages; the same run with glibc's heap on huge pages took
+// 27.7 s, bench/README.md, twenty-fourth session). Here:
+//
+// * A column is 16 bytes (where its rows are, how many, its dimension), all
+//   columns in one array on huge pages.
+// * Rows are 32-bit (PHAT's rows are column numbers; the pairing refuses
+//   matrices of 2^31 columns or more) and live in arenas on huge pages: the
+//   columns as given, batch by batch, one block each; what the reduction
+//   writes in a block per thread (OpenMP's thread number, as PHAT's own
+//   per-thread buffers), so PHAT's chunk reduction may add to distinct
+//   columns at once.
+// * A sum is written after the last thing the thread wrote; when that last
+//   thing was the target column itself (the twist reduction adds to one
+//   column until its lowest row is new), the sum moves down over it, so a
+//   column reduced many times takes its room once.
+// * Clearing and finalizing a column write nothing but its size.
+//
+// The pairs do not depend on the representation: the tests compare the
+// diagrams with CubicalRipser's and with PHAT's own vector_vector in the
+// reference path (PersistenceReference.cpp).
+#pragma once
+
+#include "topovox/UninitializedAllocator.h"
+
+#include "../common/LargeArray.h"
+#include "../common/Parallel.h"
+
+#include <phat/boundary_matrix.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace topovox
+{
+namespace morse
+{
+class MorseColumns
+{
+public:
+  // Rows of the matrix (its column numbers) as stored.
+  using Row = int32_t;
+
+  MorseColumns()
+    : Arenas(static_cast<size_t>(std::max(1, omp_get_max_threads())))
+  {
+  }
+
+  // ---- PHAT's representation interface ----
+  phat::index _get_num_cols() const { return static_cast<phat::index>(Columns.size()); }
+  void _set_dimensions(phat::index /*rows*/, phat::index columns)
+  {
+    if (columns >= (phat::index(1) << 31))
+      throw std::length_error("persistence: a Morse matrix of 2^31 columns or more");
+    Columns = LargeArray<Column>(static_cast<size_t>(columns), Column{}, defaultThreadCount());
+  }
+  phat::dimension _get_dim(phat::index j) const { return Columns[static_cast<size_t>(j)].dim; }
+  void _set_dim(phat::index j, phat::dimension d) { Columns[static_cast<size_t>(j)].dim = d; }
+  void _get_col(phat::index j, phat::column& out) const
+  {
+    const Column& c = Columns[static_cast<size_t>(j)];
+    out.assign(c.rows, c.rows + c.size);
+  }
+  void _set_col(phat::index j, const phat::column& rows)
+  {
+    Column& c = Columns[static_cast<size_t>(j)];
+    Row* to = arena().reserve(rows.size());
+    for (size_t k = 0; k < rows.size(); ++k)
+      to[k] = static_cast<Row>(rows[k]);
+    arena().commit(to + rows.size());
+    c.rows = to;
+    c.size = static_cast<int32_t>(rows.size());
+  }
+  bool _is_empty(phat::index j) const { return Columns[static_cast<size_t>(j)].size == 0; }
+  phat::index _get_max_index(phat::index j) const
+  {
+    const Column& c = Columns[static_cast<size_t>(j)];
+    return c.size == 0 ? -1 : c.rows[c.size - 1];
+  }
+  void _remove_max(phat::index j) { --Columns[static_cast<size_t>(j)].size; }
+  void _add_to(phat::index source, phat::index target)
+  {
+    const Column& s = Columns[static_cast<size_t>(source)];
+    Column& t = Columns[static_cast<size_t>(target)];
+    Arena& a = arena();
+    Row* out = a.reserve(static_cast<size_t>(t.size) + static_cast<size_t>(s.size));
+    Row* end = std::set_symmetric_difference(t.rows, t.rows + t.size, s.rows, s.rows + s.size, out);
+    if (t.rows + t.size == out && t.rows >= a.blockBegin())
+    {
+      // The target was this thread's last write: the sum goes over it.
+      end = std::copy(out, end, t.rows);
+      out = t.rows;
+    }
+    a.commit(end);
+    t.rows = out;
+    t.size = static_cast<int32_t>(end - out);
+  }
+  void _clear(phat::index j) { Columns[static_cast<size_t>(j)].size = 0; }
+  void _finalize(phat::index) {}
+  void _sync() {}
+
+  // ---- Filling, outside PHAT ----
+  // One batch of n columns: column k is number columnOf(k), has at most
+  // capacity(k) rows, and write(k, to) writes its rows in increasing order
+  // from `to` and returns the end. The batch gets one block; the columns are
+  // written on `threads` threads (distinct columns, distinct room).
+  template <typename ColumnOf, typename Capacity, typename Write>
+  void setColumns(int64_t n, int threads, ColumnOf columnOf, Capacity capacity, Write write)
+  {
+    if (n <= 0)
+      return;
+    std::vector<size_t> start(static_cast<size_t>(n) + 1, 0);
+    for (int64_t k = 0; k < n; ++k)
+      start[static_cast<size_t>(k) + 1] = start[static_cast<size_t>(k)] + static_cast<size_t>(capacity(k));
+    Batches.push_back(detail::allocateBlock<Row>(std::max<size_t>(start.back(), 1)));
+    Row* block = Batches.back().get();
+    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        Row* to = block + start[static_cast<size_t>(k)];
+        Row* end = write(k, to);
+        Column& c = Columns[static_cast<size_t>(columnOf(k))];
+        c.rows = to;
+        c.size = static_cast<int32_t>(end - to);
+      }
+    });
+  }
+
+private:
+  struct Column
+  {
+    Row* rows = nullptr;
+    int32_t size = 0;
+    phat::dimension dim = 0;
+  };
+
+  // One thread's room for the reduction's columns: blocks of at least
+  // kBlockRows rows, written front to back. reserve(n) returns room for n
+  // rows; commit(end) says how far the writing went.
+  class Arena
+  {
+  public:
+    Row* reserve(size_t n)
+    {
+      if (static_cast<size_t>(Limit - Top) < n)
+      {
+        const size_t rows = std::max(n, kBlockRows);
+        Blocks.push_back(detail::allocateBlock<Row>(rows));
+        Top = Begin = Blocks.back().get();
+        Limit = Top + rows;
+      }
+      return Top;
+    }
+    void commit(Row* end) { Top = end; }
+    const Row* blockBegin() const { return Begin; }
+
+  private:
+    static constexpr size_t kBlockRows = size_t(1) << 22; // 16 MiB
+    std::vector<detail::Block<Row>> Blocks;
+    Row* Begin = nullptr;
+    Row* Top = nullptr;
+    Row* Limit = nullptr;
+  };
+  // Spaced a cache line apart: threads move their own arena's top.
+  struct alignas(64) PaddedArena
+  {
+    Arena A;
+  };
+
+  Arena& arena() { return Arenas[static_cast<size_t>(omp_get_thread_num())].A; }
+
+  LargeArray<Column> Columns;
+  std::vector<detail::Block<Row>> Batches;
+  std::vector<PaddedArena> Arenas;
+};
+
+// PHAT's boundary_matrix over MorseColumns, with the batch filling of
+// MorseColumns::setColumns reachable (PHAT keeps its representation
+// protected; its reductions take the matrix as a boundary_matrix).
+class MorseMatrix : public phat::boundary_matrix<MorseColumns>
+{
+public:
+  MorseColumns& columns() { return rep; }
+};
+} // namespace morse
+} // namespace topovox
