@@ -30,6 +30,7 @@
 // reference path (PersistenceReference.cpp).
 #pragma once
 
+#include "topovox/Device.h"
 #include "topovox/UninitializedAllocator.h"
 
 #include "../common/LargeArray.h"
@@ -111,6 +112,14 @@ public:
   void _sync() {}
 
   // ---- Filling, outside PHAT ----
+  // Rows per block of the reduction's arenas (tests make them small, so
+  // that sums cross from block to block).
+  void setBlockRows(size_t rows)
+  {
+    for (PaddedArena& a : Arenas)
+      a.A.BlockRows = std::max<size_t>(rows, 1);
+  }
+
   // One batch of n columns: column k is number columnOf(k), has at most
   // capacity(k) rows, and write(k, to) writes its rows in increasing order
   // from `to` and returns the end. The batch gets one block; the columns are
@@ -146,7 +155,7 @@ private:
   };
 
   // One thread's room for the reduction's columns: blocks of at least
-  // kBlockRows rows, written front to back. reserve(n) returns room for n
+  // BlockRows rows, written front to back. reserve(n) returns room for n
   // rows; commit(end) says how far the writing went.
   class Arena
   {
@@ -155,7 +164,7 @@ private:
     {
       if (static_cast<size_t>(Limit - Top) < n)
       {
-        const size_t rows = std::max(n, kBlockRows);
+        const size_t rows = std::max(n, BlockRows);
         Blocks.push_back(detail::allocateBlock<Row>(rows));
         Top = Begin = Blocks.back().get();
         Limit = Top + rows;
@@ -165,8 +174,9 @@ private:
     void commit(Row* end) { Top = end; }
     const Row* blockBegin() const { return Begin; }
 
+    size_t BlockRows = size_t(1) << 22; // 16 MiB
+
   private:
-    static constexpr size_t kBlockRows = size_t(1) << 22; // 16 MiB
     std::vector<detail::Block<Row>> Blocks;
     Row* Begin = nullptr;
     Row* Top = nullptr;
