@@ -4,10 +4,15 @@
 #include "Errors.h"
 #include "InputFile.h"
 
+#include "topovox/Device.h"
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace topovox
 {
@@ -24,6 +29,33 @@ TableFormat tableFormatFor(const std::string& path)
     "': name it .csv or .npy, or use - for CSV on stdout");
 }
 
+namespace
+{
+// Rows [r0, r1) of the table as CSV text, appended to `text`: the shortest
+// text that reads back as the same double (std::to_chars); whole numbers
+// as integers (100000, not 1e+05: counts and voxel coordinates read as
+// such).
+void formatRows(const Table& table, size_t r0, size_t r1, std::string& text)
+{
+  // Written in place: at most 24 characters a number (to_chars' longest
+  // double, "-2.2250738585072014e-308"), and a comma or a newline.
+  const size_t n = table.columns.size();
+  const size_t at = text.size();
+  text.resize(at + (r1 - r0) * n * 25);
+  char* to = &text[at];
+  char* const limit = to + (r1 - r0) * n * 25;
+  for (size_t r = r0; r < r1; ++r)
+    for (size_t c = 0; c < n; ++c)
+    {
+      const double v = table.values[r * n + c];
+      const bool whole = std::fabs(v) < 1e15 && v == std::trunc(v) && !(v == 0 && std::signbit(v));
+      to = whole ? std::to_chars(to, limit, static_cast<int64_t>(v)).ptr : std::to_chars(to, limit, v).ptr;
+      *to++ = c + 1 < n ? ',' : '\n';
+    }
+  text.resize(static_cast<size_t>(to - text.data()));
+}
+} // namespace
+
 void writeCsv(FILE* out, const Table& table)
 {
   if (table.header)
@@ -32,28 +64,33 @@ void writeCsv(FILE* out, const Table& table)
       std::fprintf(out, c ? ",%s" : "%s", table.columns[c].c_str());
     std::fputc('\n', out);
   }
-  // The shortest text that reads back as the same double (std::to_chars),
-  // a row at a time: millions of pairs are written in well under a second.
-  // Whole numbers are written as integers (100000, not 1e+05: counts and
-  // voxel coordinates read as such).
-  const size_t n = table.columns.size();
-  std::string row;
-  char number[32];
-  for (size_t r = 0; r < table.rowCount(); ++r)
+  // Blocks of rows formatted on the threads, a window of them at a time
+  // (tens of MB of text), written in order: a 512^3 field's 42.7 million
+  // pairs took 13 to 17 s to write on one thread, at about 40 ns a number.
+  const size_t rows = table.rowCount();
+  const size_t blockRows = size_t(1) << 14;
+  const size_t blocks = (rows + blockRows - 1) / blockRows;
+  const size_t threads = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(defaultThreadCount()), blocks));
+  std::vector<std::string> text(threads * 2);
+  for (size_t first = 0; first < blocks; first += text.size())
   {
-    row.clear();
-    for (size_t c = 0; c < n; ++c)
-    {
-      if (c)
-        row += ',';
-      const double v = table.values[r * n + c];
-      const bool whole = std::fabs(v) < 1e15 && v == std::trunc(v) && !(v == 0 && std::signbit(v));
-      const auto end = whole ? std::to_chars(number, number + sizeof number, static_cast<int64_t>(v)).ptr
-                             : std::to_chars(number, number + sizeof number, v).ptr;
-      row.append(number, end);
-    }
-    row += '\n';
-    std::fwrite(row.data(), 1, row.size(), out);
+    const size_t window = std::min(text.size(), blocks - first);
+    auto format = [&](size_t t) {
+      for (size_t b = t; b < window; b += threads)
+      {
+        text[b].clear();
+        const size_t r0 = (first + b) * blockRows;
+        formatRows(table, r0, std::min(rows, r0 + blockRows), text[b]);
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < std::min(threads, window); ++t)
+      helpers.emplace_back(format, t);
+    format(0);
+    for (std::thread& h : helpers)
+      h.join();
+    for (size_t b = 0; b < window; ++b)
+      std::fwrite(text[b].data(), 1, text[b].size(), out);
   }
 }
 

@@ -33,8 +33,9 @@ enum class TableFormat
 TableFormat tableFormatFor(const std::string& path);
 
 // A header line with the column names (unless table.header is false), then
-// one line per row; every number with %.17g, which round-trips a double
-// exactly (inf, -inf, nan as such).
+// one line per row; every number as the shortest text that reads back as
+// the same double, whole numbers as integers (inf, -inf, nan as such). The
+// rows are formatted on defaultThreadCount() threads.
 void writeCsv(FILE* out, const Table& table);
 
 // A .npy file (format 1.0) holding a little-endian float64 array of shape
