@@ -72,7 +72,7 @@ def timed(command, env=None):
     return seconds, peak, p.stdout, p.stderr
 
 
-STAGES = ("gradient and paths", "union-find pairing", "morse boundaries", "reduction and diagram")
+STAGES = ("gradient and paths", "union-find pairing", "morse boundaries", "reduction", "diagram")
 
 
 def stages_of(stderr):

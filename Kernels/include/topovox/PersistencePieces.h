@@ -16,7 +16,7 @@
 //   1. every piece: MorsePiece(local array, region) -> summary()
 //   2. one place:   MorsePairing.add(each summary); cells = pairByUnionFind()
 //   3. every piece: boundaries(cells)              -> MorsePairing.addBoundaries
-//   4. one place:   finish() -> the diagram
+//   4. one place:   reduce(), then finish() -> the diagram
 // Summaries and boundaries are plain arrays, so they travel as bytes.
 #pragma once
 
@@ -138,7 +138,9 @@ public:
   // cells (sorted) whose Morse boundaries the matrix reduction needs.
   std::vector<int64_t> pairByUnionFind();
   void addBoundaries(const std::vector<int64_t>& flat); // as MorsePiece::boundaries gives them
-  // Reduces the rest with PHAT and assembles the diagram.
+  // Reduces the rest with PHAT (once; finish() calls it if not yet done).
+  void reduce();
+  // Assembles the diagram of every pair found.
   PersistenceDiagram finish();
   int64_t criticalCellCount() const;
 

@@ -256,6 +256,7 @@ struct MorsePairing::Impl
   int MatrixThreads = omp_get_max_threads();
   LargeArray<int64_t> MatrixColumn; // (filled on the threads: one per critical cell)
   std::vector<int64_t> PositionOf;
+  bool Reduced = false; // reduce() has run: the reduction's pairs are in Pairs
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
   int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
@@ -596,9 +597,12 @@ bool chunkReduction(int threads, int64_t columns)
 }
 } // namespace
 
-PersistenceDiagram MorsePairing::finish()
+void MorsePairing::reduce()
 {
   Impl& p = *P;
+  if (p.Reduced)
+    return;
+  p.Reduced = true;
   p.SlotOf = LargeArray<int32_t>();
   std::vector<char>().swap(p.Given);
   p.MatrixColumn = LargeArray<int64_t>();
@@ -641,7 +645,15 @@ PersistenceDiagram MorsePairing::finish()
         positionOf[static_cast<size_t>(pr.second)] };
     }
   });
+  // The matrix's memory goes before the diagram's comes.
+  p.Matrix = morse::MorseMatrix();
+  std::vector<int64_t>().swap(p.PositionOf);
+}
 
+PersistenceDiagram MorsePairing::finish()
+{
+  reduce();
+  Impl& p = *P;
   persistence::DiagramBuilder diagram(p.Dims, p.Options);
   diagram.reserve(p.Pairs.size() + 16); // the pairs, and a few essential classes
   auto cellOf = [&p](int64_t j) {

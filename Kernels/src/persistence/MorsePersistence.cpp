@@ -141,8 +141,11 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   stages.lap("morse boundaries");
   stages.progress(0.8);
 
+  pairing.reduce();
+  stages.lap("reduction");
+  stages.progress(0.95);
   PersistenceDiagram diagram = pairing.finish();
-  stages.lap("reduction and diagram");
+  stages.lap("diagram");
   diagram.device = used; // of the gradient (and, from the GPU, the paths)
   diagram.warnings = warnings;
   diagram.timings = stages.text();
