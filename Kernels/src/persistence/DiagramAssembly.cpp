@@ -155,13 +155,15 @@ void StageLog::progress(double fraction) const
     throw Aborted{};
 }
 
-UnionFind::UnionFind(size_t n)
+UnionFind::UnionFind(size_t n, int threads)
   : Parent(n)
   , Label(n)
-  , Rank(n, 0)
+  , Rank(n, 0, threads)
 {
-  std::iota(Parent.begin(), Parent.end(), int64_t(0));
-  std::iota(Label.begin(), Label.end(), int64_t(0));
+  parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
+    std::iota(Parent.begin() + k0, Parent.begin() + k1, k0);
+    std::iota(Label.begin() + k0, Label.begin() + k1, k0);
+  });
 }
 
 void UnionFind::merge(int64_t a, int64_t b, int64_t label)

@@ -8,6 +8,7 @@
 #include "topovox/Persistence.h"
 #include "topovox/UninitializedAllocator.h"
 
+#include "../common/LargeArray.h"
 #include "../common/Parallel.h"
 
 #include <algorithm>
@@ -127,17 +128,19 @@ private:
 // label, the element that stands for it: the oldest, by the elder rule,
 // which the caller gives at each merge. Trees stay shallow whatever the
 // labels.
+// The arrays are on huge pages (LargeArray): a 512^3 Gaussian field's
+// 16.5 million minima make them 270 MB, read at random.
 class UnionFind
 {
 public:
-  explicit UnionFind(size_t n);
+  UnionFind(size_t n, int threads); // n singletons, made on `threads` threads
   int64_t find(int64_t x);                   // the set's root
   int64_t label(int64_t root) const { return Label[static_cast<size_t>(root)]; }
   void merge(int64_t rootA, int64_t rootB, int64_t label);
 
 private:
-  std::vector<int64_t> Parent, Label;
-  std::vector<uint8_t> Rank;
+  LargeArray<int64_t> Parent, Label;
+  LargeArray<uint8_t> Rank;
 };
 }
 }

@@ -300,7 +300,8 @@ struct MorsePairing::Impl
       e[e[0] < 0 ? 0 : 1] = end;
     }
     std::vector<int64_t>().swap(DualEnds);
-    persistence::UnionFind maxima(maximumAt.size() + 1);
+    persistence::UnionFind maxima(maximumAt.size() + 1, threads);
+    pairs.reserve(pairs.size() + maximumAt.size()); // a pair kills a maximum
     for (int64_t j = n - 1; j >= 0; --j)
     {
       if (Critical[static_cast<size_t>(j)].dimension != Top - 1)
@@ -338,7 +339,8 @@ struct MorsePairing::Impl
           dense, EdgeEnds[static_cast<size_t>(k + 1)]), numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)]) } };
     });
     std::vector<int64_t>().swap(EdgeEnds);
-    persistence::UnionFind minima(minimumAt.size());
+    persistence::UnionFind minima(minimumAt.size(), threads);
+    pairs.reserve(pairs.size() + minimumAt.size()); // a pair kills a minimum
     for (int64_t j = 0; j < n; ++j)
     {
       if (Critical[static_cast<size_t>(j)].dimension != 1)
