@@ -156,13 +156,12 @@ void StageLog::progress(double fraction) const
 }
 
 UnionFind::UnionFind(size_t n, int threads)
-  : Parent(n)
-  , Label(n)
+  : Node(n < (size_t(1) << 31) ? n : throw std::length_error("persistence: a union-find of 2^31 elements or more"))
   , Rank(n, 0, threads)
 {
   parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
-    std::iota(Parent.begin() + k0, Parent.begin() + k1, k0);
-    std::iota(Label.begin() + k0, Label.begin() + k1, k0);
+    for (int64_t k = k0; k < k1; ++k)
+      Node[static_cast<size_t>(k)] = Record{ static_cast<int32_t>(k), static_cast<int32_t>(k) };
   });
 }
 
@@ -170,18 +169,19 @@ void UnionFind::merge(int64_t a, int64_t b, int64_t label)
 {
   if (Rank[static_cast<size_t>(a)] < Rank[static_cast<size_t>(b)])
     std::swap(a, b);
-  Parent[static_cast<size_t>(b)] = a;
+  Node[static_cast<size_t>(b)].parent = static_cast<int32_t>(a);
   if (Rank[static_cast<size_t>(a)] == Rank[static_cast<size_t>(b)])
     ++Rank[static_cast<size_t>(a)];
-  Label[static_cast<size_t>(a)] = label;
+  Node[static_cast<size_t>(a)].label = static_cast<int32_t>(label);
 }
 
 int64_t UnionFind::find(int64_t x)
 {
-  while (Parent[static_cast<size_t>(x)] != x)
+  while (Node[static_cast<size_t>(x)].parent != x)
   {
-    Parent[static_cast<size_t>(x)] = Parent[static_cast<size_t>(Parent[static_cast<size_t>(x)])];
-    x = Parent[static_cast<size_t>(x)];
+    const int32_t up = Node[static_cast<size_t>(Node[static_cast<size_t>(x)].parent)].parent;
+    Node[static_cast<size_t>(x)].parent = up;
+    x = up;
   }
   return x;
 }

@@ -128,18 +128,24 @@ private:
 // label, the element that stands for it: the oldest, by the elder rule,
 // which the caller gives at each merge. Trees stay shallow whatever the
 // labels.
-// The arrays are on huge pages (LargeArray): a 512^3 Gaussian field's
-// 16.5 million minima make them 270 MB, read at random.
+// An element's parent and label are one 8-byte record, the records on
+// huge pages (LargeArray): a 512^3 Gaussian field's 16.5 million minima
+// are read at random, and a find then misses the cache once a step, not
+// twice. n is below 2^31 (refused otherwise).
 class UnionFind
 {
 public:
   UnionFind(size_t n, int threads); // n singletons, made on `threads` threads
   int64_t find(int64_t x);                   // the set's root
-  int64_t label(int64_t root) const { return Label[static_cast<size_t>(root)]; }
+  int64_t label(int64_t root) const { return Node[static_cast<size_t>(root)].label; }
   void merge(int64_t rootA, int64_t rootB, int64_t label);
 
 private:
-  LargeArray<int64_t> Parent, Label;
+  struct Record
+  {
+    int32_t parent, label;
+  };
+  LargeArray<Record> Node;
   LargeArray<uint8_t> Rank;
 };
 }

@@ -287,9 +287,10 @@ struct MorsePairing::Impl
     std::vector<int64_t> maximumAt; // the maxima's positions, in order
     const LargeArray<int64_t> dense = denseIndices(Top, maximumAt, threads);
     const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
+    persistence::UnionFind maxima(maximumAt.size() + 1, threads); // (refuses 2^31 maxima)
     // Per (d-1)-cell position, the ends of its two dual paths (maxima's
-    // dense indices).
-    LargeArray<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
+    // dense indices; 32 bits, as the union-find's).
+    LargeArray<std::array<int32_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
     translate(DualEnds, threads);
     for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
     {
@@ -297,10 +298,9 @@ struct MorsePairing::Impl
       const int64_t end = DualEnds[k + 1] < 0 ? outside : numberOf(dense, DualEnds[k + 1]);
       if (e[1] >= 0)
         throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
-      e[e[0] < 0 ? 0 : 1] = end;
+      e[e[0] < 0 ? 0 : 1] = static_cast<int32_t>(end);
     }
     std::vector<int64_t>().swap(DualEnds);
-    persistence::UnionFind maxima(maximumAt.size() + 1, threads);
     pairs.reserve(pairs.size() + maximumAt.size()); // a pair kills a maximum
     for (int64_t j = n - 1; j >= 0; --j)
     {
@@ -330,16 +330,17 @@ struct MorsePairing::Impl
     const int64_t n = static_cast<int64_t>(Critical.size());
     std::vector<int64_t> minimumAt; // the minima's positions, in order
     const LargeArray<int64_t> dense = denseIndices(0, minimumAt, threads);
-    // Per edge position, the minima (dense indices) its two paths reach.
-    LargeArray<std::array<int64_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
+    // Per edge position, the minima (dense indices, 32 bits as the
+    // union-find's) its two paths reach.
+    persistence::UnionFind minima(minimumAt.size(), threads); // (refuses 2^31 minima)
+    LargeArray<std::array<int32_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
     translate(EdgeEnds, threads);
     parallelFor(static_cast<int64_t>(EdgeEnds.size() / 3), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = 3 * k0; k < 3 * k1; k += 3)
-        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { { numberOf(
-          dense, EdgeEnds[static_cast<size_t>(k + 1)]), numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)]) } };
+        ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { { static_cast<int32_t>(numberOf(
+          dense, EdgeEnds[static_cast<size_t>(k + 1)])), static_cast<int32_t>(numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)])) } };
     });
     std::vector<int64_t>().swap(EdgeEnds);
-    persistence::UnionFind minima(minimumAt.size(), threads);
     pairs.reserve(pairs.size() + minimumAt.size()); // a pair kills a minimum
     for (int64_t j = 0; j < n; ++j)
     {
