@@ -35,10 +35,10 @@ Image readInputLogged(const std::string& path, const InputOptions& options, bool
 }
 
 void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
-  const std::string& outputName, bool verbose)
+  const std::string& outputName, bool verbose, int threads)
 {
   Stopwatch watch;
-  writeTable(output.stream(), table, format);
+  writeTable(output.stream(), table, format, threads);
   output.commit();
   if (verbose)
     say("wrote " + (output.isStdout() ? std::string("stdout") : outputName) + " (" +

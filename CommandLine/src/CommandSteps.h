@@ -65,9 +65,10 @@ void addWarning(std::string& all, const std::string& warning);
 // column (the batch table takes the columns of the first one appended).
 void appendImageRows(Table& batch, const Table& one, int64_t k);
 
-// Writes the table, commits the output, and says so under --verbose.
+// Writes the table (CSV formatted on `threads` threads), commits the
+// output, and says so under --verbose.
 void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
-  const std::string& outputName, bool verbose);
+  const std::string& outputName, bool verbose, int threads = 1);
 
 } // namespace cli
 } // namespace topovox

@@ -38,6 +38,11 @@ void addTableOutputOption(OptionParser& p, std::string& output)
     });
 }
 
+int cpuThreads(const ExecutionOptions& options)
+{
+  return options.threads > 0 ? options.threads : defaultThreadCount();
+}
+
 std::string describeDevice(Device used, int threads)
 {
   if (used == Device::GPU)

@@ -4,8 +4,6 @@
 #include "Errors.h"
 #include "InputFile.h"
 
-#include "topovox/Device.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -56,7 +54,7 @@ void formatRows(const Table& table, size_t r0, size_t r1, std::string& text)
 }
 } // namespace
 
-void writeCsv(FILE* out, const Table& table)
+void writeCsv(FILE* out, const Table& table, int threadCount)
 {
   if (table.header)
   {
@@ -70,7 +68,7 @@ void writeCsv(FILE* out, const Table& table)
   const size_t rows = table.rowCount();
   const size_t blockRows = size_t(1) << 14;
   const size_t blocks = (rows + blockRows - 1) / blockRows;
-  const size_t threads = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(defaultThreadCount()), blocks));
+  const size_t threads = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(threadCount, 1)), blocks));
   std::vector<std::string> text(threads * 2);
   for (size_t first = 0; first < blocks; first += text.size())
   {
@@ -118,10 +116,10 @@ void writeNpy(FILE* out, const Table& table)
   std::fwrite(data.data(), sizeof(double), data.size(), out);
 }
 
-void writeTable(FILE* out, const Table& table, TableFormat format)
+void writeTable(FILE* out, const Table& table, TableFormat format, int threads)
 {
   if (format == TableFormat::Csv)
-    writeCsv(out, table);
+    writeCsv(out, table, threads);
   else
     writeNpy(out, table);
 }

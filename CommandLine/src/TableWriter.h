@@ -35,14 +35,14 @@ TableFormat tableFormatFor(const std::string& path);
 // A header line with the column names (unless table.header is false), then
 // one line per row; every number as the shortest text that reads back as
 // the same double, whole numbers as integers (inf, -inf, nan as such). The
-// rows are formatted on defaultThreadCount() threads.
-void writeCsv(FILE* out, const Table& table);
+// rows are formatted on `threads` threads (the text is the same).
+void writeCsv(FILE* out, const Table& table, int threads = 1);
 
 // A .npy file (format 1.0) holding a little-endian float64 array of shape
 // (rows, columns) in C order; the column names are not stored.
 void writeNpy(FILE* out, const Table& table);
 
-void writeTable(FILE* out, const Table& table, TableFormat format);
+void writeTable(FILE* out, const Table& table, TableFormat format, int threads = 1);
 
 } // namespace cli
 } // namespace topovox
