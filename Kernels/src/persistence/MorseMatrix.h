@@ -64,7 +64,7 @@ public:
   {
     if (columns >= (phat::index(1) << 31))
       throw std::length_error("persistence: a Morse matrix of 2^31 columns or more");
-    Columns = LargeArray<Column>(static_cast<size_t>(columns), Column{}, defaultThreadCount());
+    Columns = LargeArray<Column>(static_cast<size_t>(columns), Column{}, FillThreads);
   }
   phat::dimension _get_dim(phat::index j) const { return Columns[static_cast<size_t>(j)].dim; }
   void _set_dim(phat::index j, phat::dimension d) { Columns[static_cast<size_t>(j)].dim = d; }
@@ -112,6 +112,8 @@ public:
   void _sync() {}
 
   // ---- Filling, outside PHAT ----
+  // The threads that make the column array (set_num_cols).
+  void setThreads(int threads) { FillThreads = std::max(threads, 1); }
   // Rows per block of the reduction's arenas (tests make them small, so
   // that sums cross from block to block).
   void setBlockRows(size_t rows)
@@ -191,6 +193,7 @@ private:
   Arena& arena() { return Arenas[static_cast<size_t>(omp_get_thread_num())].A; }
 
   LargeArray<Column> Columns;
+  int FillThreads = defaultThreadCount();
   std::vector<detail::Block<Row>> Batches;
   std::vector<PaddedArena> Arenas;
 };

@@ -477,6 +477,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   const int64_t n = static_cast<int64_t>(p.Critical.size());
   p.PositionOf = positionsWhere(n, threads, [&](int64_t j) { return !p.Skip[static_cast<size_t>(j)]; });
   p.MatrixColumn = LargeArray<int64_t>(p.Critical.size(), -1, threads);
+  p.Matrix.columns().setThreads(threads);
   p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
   parallelFor(static_cast<int64_t>(p.PositionOf.size()), threads, [&](int, int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
