@@ -302,10 +302,13 @@ struct MorsePairing::Impl
     }
     std::vector<int64_t>().swap(DualEnds);
     pairs.reserve(pairs.size() + maximumAt.size()); // a pair kills a maximum
-    for (int64_t j = n - 1; j >= 0; --j)
+    const std::vector<int64_t> cells = positionsWhere(
+      n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
+    const int64_t count = static_cast<int64_t>(cells.size());
+    for (int64_t k = count - 1; k >= 0; --k)
     {
-      if (Critical[static_cast<size_t>(j)].dimension != Top - 1)
-        continue;
+      prefetchEnds(maxima, ends, cells, k - kAhead, k - 2 * kAhead);
+      const int64_t j = cells[static_cast<size_t>(k)];
       const auto& e = ends[static_cast<size_t>(j)];
       if (e[1] < 0)
         throw std::logic_error("persistence: a (d-1)-cell without its two dual paths");
@@ -317,6 +320,28 @@ struct MorsePairing::Impl
       maxima.merge(r1, r2, std::max(l1, l2));
       pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
       Skip[static_cast<size_t>(j)] = 1;
+    }
+  }
+
+  // The union-finds' loops ask early for what they will read: the path
+  // ends of the cell kAhead steps on, and the union-find records of the
+  // cell 2 * kAhead steps on (one step a cell of the loop's own list, in
+  // either direction). A 512^3 Gaussian field's loops visit 38 and 26
+  // million cells, each reading two records of 130 MB at random.
+  static constexpr int64_t kAhead = 8;
+  static void prefetchEnds(const persistence::UnionFind& uf, const LargeArray<std::array<int32_t, 2>>& ends,
+    const std::vector<int64_t>& cells, int64_t records, int64_t endsAt)
+  {
+    const int64_t n = static_cast<int64_t>(cells.size());
+    if (endsAt >= 0 && endsAt < n)
+      persistence::prefetch(&ends[static_cast<size_t>(cells[static_cast<size_t>(endsAt)])]);
+    if (records >= 0 && records < n)
+    {
+      const auto& e = ends[static_cast<size_t>(cells[static_cast<size_t>(records)])];
+      if (e[0] >= 0)
+        uf.prefetch(e[0]);
+      if (e[1] >= 0)
+        uf.prefetch(e[1]);
     }
   }
 
@@ -342,10 +367,13 @@ struct MorsePairing::Impl
     });
     std::vector<int64_t>().swap(EdgeEnds);
     pairs.reserve(pairs.size() + minimumAt.size()); // a pair kills a minimum
-    for (int64_t j = 0; j < n; ++j)
+    const std::vector<int64_t> edges =
+      positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });
+    const int64_t count = static_cast<int64_t>(edges.size());
+    for (int64_t k = 0; k < count; ++k)
     {
-      if (Critical[static_cast<size_t>(j)].dimension != 1)
-        continue;
+      prefetchEnds(minima, ends, edges, k + kAhead, k + 2 * kAhead);
+      const int64_t j = edges[static_cast<size_t>(k)];
       const auto& end = ends[static_cast<size_t>(j)];
       if (end[0] < 0)
         throw std::logic_error("persistence: a critical edge without its gradient paths");
