@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,12 +74,21 @@ void writeCsv(FILE* out, const Table& table, int threadCount)
   for (size_t first = 0; first < blocks; first += text.size())
   {
     const size_t window = std::min(text.size(), blocks - first);
+    // A helper's failure (memory) is kept and thrown here, not terminate().
+    std::vector<std::exception_ptr> failed(threads);
     auto format = [&](size_t t) {
-      for (size_t b = t; b < window; b += threads)
+      try
       {
-        text[b].clear();
-        const size_t r0 = (first + b) * blockRows;
-        formatRows(table, r0, std::min(rows, r0 + blockRows), text[b]);
+        for (size_t b = t; b < window; b += threads)
+        {
+          text[b].clear();
+          const size_t r0 = (first + b) * blockRows;
+          formatRows(table, r0, std::min(rows, r0 + blockRows), text[b]);
+        }
+      }
+      catch (...)
+      {
+        failed[t] = std::current_exception();
       }
     };
     std::vector<std::thread> helpers;
@@ -87,6 +97,9 @@ void writeCsv(FILE* out, const Table& table, int threadCount)
     format(0);
     for (std::thread& h : helpers)
       h.join();
+    for (const std::exception_ptr& e : failed)
+      if (e)
+        std::rethrow_exception(e);
     for (size_t b = 0; b < window; ++b)
       std::fwrite(text[b].data(), 1, text[b].size(), out);
   }
