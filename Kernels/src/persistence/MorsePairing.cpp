@@ -72,14 +72,19 @@ std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
 // ones of an 8-bit or 16-bit image's values). Each pass runs on the
 // threads (each counts its own chunk's digits, then writes them where the
 // counts of the digits before and of the chunks before put them, which
-// keeps the sort stable) over records that carry their cell, so that every
-// pass reads and writes in order: 560,399 cells of colin27_t1 took 31 to
-// 35 ms on the GPU machine as one thread's passes over an index array,
-// gathering from the cells. Lists in another order (several pieces) go to
+// keeps the sort stable) over 16-byte records that carry the key and the
+// cell's place, so that every pass reads and writes in order (560,399
+// cells of colin27_t1 took 31 to 35 ms on the GPU machine as one thread's
+// passes over an index array, gathering from the cells at every pass); the
+// cells are gathered once, after the last pass (256^3 k^-1 field, 10.7 M
+// cells on this repository's 2 cores: 1.53 s with the 40-byte cells in
+// the records, 1.23 s so). Lists in another order (several pieces) go to
 // parallelSort.
 void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
 {
   const size_t n = cells.size();
+  if (n < 2)
+    return;
   const bool byIndex = std::is_sorted(cells.begin(), cells.end(),
     [](const MorseCriticalCell& a, const MorseCriticalCell& b) { return a.cell < b.cell; });
   if (!byIndex)
@@ -87,16 +92,18 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
     parallelSort(cells, threads, filtrationLess);
     return;
   }
+  if (n >= (size_t(1) << 32))
+  {
+    parallelSort(cells, threads, filtrationLess);
+    return;
+  }
+  // 16-byte records (the key, the cell's place in the list, its dimension)
+  // go through the passes; the cells follow once, at the end.
   struct Record
   {
     uint64_t key; // the value's bits in the doubles' order
-    alignas(MorseCriticalCell) unsigned char cell[sizeof(MorseCriticalCell)];
-    int dimension() const
-    {
-      MorseCriticalCell c;
-      std::memcpy(static_cast<void*>(&c), cell, sizeof c);
-      return c.dimension;
-    }
+    uint32_t from; // the cell's index in `cells`
+    int32_t dimension;
   };
   // Chunks of at least 2^15 records: below that the threads cost more
   // than the pass (a 64^2 image's 2,500 cells run on one).
@@ -105,24 +112,34 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
   // Unwritten until the threads fill them (UninitializedAllocator.h: a
   // zeroed vector's page faults would all land on one thread).
   std::vector<Record, UninitializedAllocator<Record>> from(n), to(n);
-  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
+  // Which bits of the keys differ anywhere, and whether the dimensions do:
+  // only those need a pass. Per chunk, then together.
+  auto keyOf = [](double value) {
+    // No NaN here; -0.0 folded into 0.0, which the comparison holds equal.
+    const double v = value + 0.0;
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return (b >> 63) ? ~b : (b | (uint64_t(1) << 63));
+  };
+  const uint64_t firstKey = keyOf(cells[0].value);
+  std::vector<std::pair<uint64_t, bool>> differs(static_cast<size_t>(chunks), { 0, false });
+  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t c) {
+    uint64_t differ = 0;
+    bool dimensions = false;
     for (size_t i = size_t(i0); i < size_t(i1); ++i)
     {
-      // No NaN here; -0.0 folded into 0.0, which the comparison holds equal.
-      const double v = cells[i].value + 0.0;
-      uint64_t b;
-      std::memcpy(&b, &v, sizeof b);
-      from[i].key = (b >> 63) ? ~b : (b | (uint64_t(1) << 63));
-      std::memcpy(from[i].cell, static_cast<const void*>(&cells[i]), sizeof(MorseCriticalCell));
+      from[i] = Record{ keyOf(cells[i].value), static_cast<uint32_t>(i), cells[i].dimension };
+      differ |= from[i].key ^ firstKey;
+      dimensions = dimensions || cells[i].dimension != cells[0].dimension;
     }
+    differs[static_cast<size_t>(c)] = { differ, dimensions };
   });
-  // Which bytes of the keys differ anywhere: only those need a pass.
   uint64_t differ = 0;
   bool dimensions = false;
-  for (size_t i = 1; i < n; ++i)
+  for (const auto& d : differs)
   {
-    differ |= from[i].key ^ from[0].key;
-    dimensions = dimensions || cells[i].dimension != cells[0].dimension;
+    differ |= d.first;
+    dimensions = dimensions || d.second;
   }
   std::vector<std::array<size_t, 256>> count(static_cast<size_t>(chunks));
   auto pass = [&](auto digit) {
@@ -149,13 +166,24 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
   };
   // Least significant first: the dimension, then the value's bytes.
   if (dimensions)
-    pass([](const Record& r) { return static_cast<size_t>(r.dimension() & 255); });
+    pass([](const Record& r) { return static_cast<size_t>(r.dimension & 255); });
   for (int byte = 0; byte < 8; ++byte)
     if ((differ >> (8 * byte)) & 255)
       pass([byte](const Record& r) { return static_cast<size_t>((r.key >> (8 * byte)) & 255); });
+  // The cells in their order (gathered as bytes into unwritten room),
+  // then back into the list.
+  struct CellBytes
+  {
+    alignas(MorseCriticalCell) unsigned char b[sizeof(MorseCriticalCell)];
+  };
+  LargeArray<CellBytes> sorted(n);
   forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
     for (size_t i = size_t(i0); i < size_t(i1); ++i)
-      std::memcpy(static_cast<void*>(&cells[i]), from[i].cell, sizeof(MorseCriticalCell));
+      std::memcpy(sorted[i].b, static_cast<const void*>(&cells[from[i].from]), sizeof(MorseCriticalCell));
+  });
+  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
+    std::memcpy(static_cast<void*>(&cells[size_t(i0)]), sorted[size_t(i0)].b,
+      static_cast<size_t>(i1 - i0) * sizeof(MorseCriticalCell));
   });
 }
 
