@@ -14,11 +14,11 @@
 // * A column is 16 bytes (where its rows are, how many, its dimension), all
 //   columns in one array on huge pages.
 // * Rows are 32-bit (PHAT's rows are column numbers; the pairing refuses
-//   matrices of 2^31 columns or more) and live in arenas on huge pages: the
-//   columns as given, batch by batch, one block each; what the reduction
-//   writes in a block per thread (OpenMP's thread number, as PHAT's own
-//   per-thread buffers), so PHAT's chunk reduction may add to distinct
-//   columns at once.
+//   matrices of 2^31 columns or more) and live in arenas (their large
+//   blocks on huge pages): the columns as given, batch by batch, one block
+//   each; what the reduction writes in blocks per thread (OpenMP's thread
+//   number, as PHAT's own per-thread buffers; doubling from 16 KiB to 16
+//   MiB), so PHAT's chunk reduction may add to distinct columns at once.
 // * A sum is written after the last thing the thread wrote; when that last
 //   thing was the target column itself (the twist reduction adds to one
 //   column until its lowest row is new), the sum moves down over it, so a
@@ -156,7 +156,7 @@ private:
     phat::dimension dim = 0;
   };
 
-  // One thread's room for the reduction's columns: blocks of at least
+  // One thread's room for the reduction's columns: blocks growing to
   // BlockRows rows, written front to back. reserve(n) returns room for n
   // rows; commit(end) says how far the writing went.
   class Arena
@@ -166,7 +166,10 @@ private:
     {
       if (static_cast<size_t>(Limit - Top) < n)
       {
-        const size_t rows = std::max(n, BlockRows);
+        // Blocks double from 16 KiB to BlockRows: a small matrix (one
+        // volume of a batch of 32^3 ones) takes no huge page of its own.
+        const size_t rows = std::max(n, std::min(NextRows, BlockRows));
+        NextRows = std::min(2 * NextRows, BlockRows);
         Blocks.push_back(detail::allocateBlock<Row>(rows));
         Top = Begin = Blocks.back().get();
         Limit = Top + rows;
@@ -176,10 +179,11 @@ private:
     void commit(Row* end) { Top = end; }
     const Row* blockBegin() const { return Begin; }
 
-    size_t BlockRows = size_t(1) << 22; // 16 MiB
+    size_t BlockRows = size_t(1) << 22; // 16 MiB, the largest block
 
   private:
     std::vector<detail::Block<Row>> Blocks;
+    size_t NextRows = size_t(1) << 12; // the next block's rows (16 KiB first)
     Row* Begin = nullptr;
     Row* Top = nullptr;
     Row* Limit = nullptr;
