@@ -87,12 +87,8 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
     return;
   const bool byIndex = std::is_sorted(cells.begin(), cells.end(),
     [](const MorseCriticalCell& a, const MorseCriticalCell& b) { return a.cell < b.cell; });
-  if (!byIndex)
-  {
-    parallelSort(cells, threads, filtrationLess);
-    return;
-  }
-  if (n >= (size_t(1) << 32))
+  // (The records number the cells in 32 bits.)
+  if (!byIndex || n >= (size_t(1) << 32))
   {
     parallelSort(cells, threads, filtrationLess);
     return;
@@ -335,7 +331,7 @@ struct MorsePairing::Impl
     const int64_t count = static_cast<int64_t>(cells.size());
     for (int64_t k = count - 1; k >= 0; --k)
     {
-      prefetchEnds(maxima, ends, cells, k - kAhead, k - 2 * kAhead);
+      prefetchAhead(maxima, ends, cells, k, -1);
       const int64_t j = cells[static_cast<size_t>(k)];
       const auto& e = ends[static_cast<size_t>(j)];
       if (e[1] < 0)
@@ -351,21 +347,22 @@ struct MorsePairing::Impl
     }
   }
 
-  // The union-finds' loops ask early for what they will read: the path
-  // ends of the cell kAhead steps on, and the union-find records of the
-  // cell 2 * kAhead steps on (one step a cell of the loop's own list, in
-  // either direction). A 512^3 Gaussian field's loops visit 38 and 26
-  // million cells, each reading two records of 130 MB at random.
+  // The union-finds' loops ask early for what they will read: at step k of
+  // a loop over `cells` (going the way `step`, +1 or -1), the path ends of
+  // the cell 2 * kAhead steps on, and the union-find records of the cell
+  // kAhead steps on (whose ends were asked for kAhead steps ago). A 512^3
+  // Gaussian field's loops visit 38 and 26 million cells, each reading two
+  // records of 130 MB at random.
   static constexpr int64_t kAhead = 8;
-  static void prefetchEnds(const persistence::UnionFind& uf, const LargeArray<std::array<int32_t, 2>>& ends,
-    const std::vector<int64_t>& cells, int64_t records, int64_t endsAt)
+  static void prefetchAhead(const persistence::UnionFind& uf, const LargeArray<std::array<int32_t, 2>>& ends,
+    const std::vector<int64_t>& cells, int64_t k, int64_t step)
   {
-    const int64_t n = static_cast<int64_t>(cells.size());
-    if (endsAt >= 0 && endsAt < n)
-      persistence::prefetch(&ends[static_cast<size_t>(cells[static_cast<size_t>(endsAt)])]);
-    if (records >= 0 && records < n)
+    const int64_t n = static_cast<int64_t>(cells.size()), far = k + 2 * kAhead * step, near = k + kAhead * step;
+    if (far >= 0 && far < n)
+      persistence::prefetch(&ends[static_cast<size_t>(cells[static_cast<size_t>(far)])]);
+    if (near >= 0 && near < n)
     {
-      const auto& e = ends[static_cast<size_t>(cells[static_cast<size_t>(records)])];
+      const auto& e = ends[static_cast<size_t>(cells[static_cast<size_t>(near)])];
       if (e[0] >= 0)
         uf.prefetch(e[0]);
       if (e[1] >= 0)
@@ -400,7 +397,7 @@ struct MorsePairing::Impl
     const int64_t count = static_cast<int64_t>(edges.size());
     for (int64_t k = 0; k < count; ++k)
     {
-      prefetchEnds(minima, ends, edges, k + kAhead, k + 2 * kAhead);
+      prefetchAhead(minima, ends, edges, k, +1);
       const int64_t j = edges[static_cast<size_t>(k)];
       const auto& end = ends[static_cast<size_t>(j)];
       if (end[0] < 0)
