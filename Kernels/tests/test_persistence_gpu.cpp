@@ -9,7 +9,12 @@
 // the data directory when one is given. The CPU engine is itself tested
 // against the reference engine, cripser and GUDHI.
 //
-//   topovox_persistence_gpu_tests [--data DIR]   exit 77 when no GPU answers
+//   topovox_persistence_gpu_tests [--data DIR] [--quick]   exit 77 when no GPU answers
+//
+// --quick runs the random cases on small images only (the squeezed
+// boundaries on a 26x22x11 volume instead of 70x66x33; no slabs, batches or
+// data): the size at which compute-sanitizer's racecheck, which checks every
+// shared-memory access of the boundaries' kernel, finishes in minutes.
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
@@ -343,9 +348,12 @@ void shippedData(const std::string& data)
 int main(int argc, char** argv)
 {
   std::string data;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--data"))
-      data = argv[i + 1];
+  bool quick = false;
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--data") && i + 1 < argc)
+      data = argv[++i];
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
   std::mt19937_64 rng(7);
   const int64_t shapes[][3] = { { 17, 1, 1 }, { 9, 7, 1 }, { 1, 6, 5 }, { 8, 7, 6 }, { 5, 9, 4 }, { 3, 2, 2 } };
   for (const auto& s : shapes)
@@ -400,12 +408,15 @@ int main(int argc, char** argv)
     compare("int32 of both signs", GridView::contiguous(i32.data(), ScalarType::Int32, 14, 13, 12));
   }
   // Larger: many thread blocks.
-  std::vector<float> big = randomValues<float>(rng, 70 * 66 * 33, 50);
-  compare("float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+  const int64_t bx = quick ? 26 : 70, by = quick ? 22 : 66, bz = quick ? 11 : 33;
+  const std::string bigName = "float " + std::to_string(bx) + "x" + std::to_string(by) + "x" + std::to_string(bz);
+  std::vector<float> big = randomValues<float>(rng, static_cast<size_t>(bx * by * bz), 50);
+  const GridView bigView = GridView::contiguous(big.data(), ScalarType::Float32, bx, by, bz);
+  compare(bigName, bigView);
   // maxCriticalCells on the GPU path: one under the count stops it with
   // CriticalCellLimit and that count, before the pairing.
   {
-    const GridView g = GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33);
+    const GridView& g = bigView;
     PersistenceOptions po;
     po.device = Device::GPU;
     const PersistenceDiagram free = computePersistence(g, po);
@@ -447,7 +458,7 @@ int main(int argc, char** argv)
   {
     for (const auto& e : q.env)
       setenv(e.first, e.second, 1);
-    compare(std::string("float 70x66x33, ") + q.what, GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33));
+    compare(bigName + ", " + q.what, bigView);
     for (const auto& e : q.env)
       unsetenv(e.first);
   }
@@ -455,14 +466,15 @@ int main(int argc, char** argv)
   // The device out of memory in the boundaries (a scratch of 16 TB asked
   // for): the gradient rebuilt on the CPU, which computes them all.
   setenv("TOPOVOX_GPU_BOUNDARY_ROOM", "2000000000", 1);
-  compareDiagrams("float 70x66x33, boundaries out of device memory",
-    GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33), "GPU boundaries failed");
+  compareDiagrams(bigName + ", boundaries out of device memory", bigView, "GPU boundaries failed");
   std::vector<double> nan2d = randomValues<double>(rng, 90 * 70, 20);
   for (size_t k = 0; k < nan2d.size(); k += 11)
     nan2d[k] = std::numeric_limits<double>::quiet_NaN();
   compareDiagrams("2D double with NaN, boundaries out of device memory",
     GridView::contiguous(nan2d.data(), ScalarType::Float64, 90, 70, 1), "GPU boundaries failed");
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
+  if (quick)
+    return kernel_check::finish();
   // Streamed through slabs: a device memory limit the whole image exceeds,
   // from two slabs down to slabs of a voxel's span (the volume's whole
   // summary needs about 12 MB, a plane of it 128 kB; the 2D image's 0.35 MB
@@ -474,8 +486,7 @@ int main(int argc, char** argv)
     std::vector<const char*> limits;
   };
   const Streamed streamed[] = {
-    { "float 70x66x33", GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33),
-      { "3000000", "600000", "400000" } },
+    { bigName, bigView, { "3000000", "600000", "400000" } },
     { "2D double with NaN", GridView::contiguous(nan2d.data(), ScalarType::Float64, 90, 70, 1),
       { "300000", "20000", "6000" } },
     { "uint8 40x30x3", GridView::contiguous(thin.data(), ScalarType::UInt8, 40, 30, 3), { "120000" } },
@@ -494,7 +505,7 @@ int main(int argc, char** argv)
   setenv("TOPOVOX_GPU_CELL_KEYS", "0", 1);
   setenv("TOPOVOX_GPU_MEMORY_LIMIT", "11500000", 1);
   {
-    const GridView g = GridView::contiguous(big.data(), ScalarType::Float32, 70, 66, 33);
+    const GridView& g = bigView;
     forEachFiltration([&](PersistenceOptions po, const std::string& words) {
       po.device = Device::CPU;
       const PersistenceDiagram cpu = computePersistence(g, po);

@@ -49,21 +49,81 @@ __device__ __forceinline__ double warpSum(double v)
   return v;
 }
 
-// The arithmetic of the per-threshold terms: float images in float (the
-// sigmoid by the hardware's exp: its error, about 1e-7 relative, is below
-// float32's own; the argument lambda (t - h) is formed in double, so that
-// large heights lose nothing), double images in double.
+// The arithmetic of the per-threshold terms sigmoid(lambda (t - h)).
+// Double images: in double (softSigmoid, the CPU's). Float images: in
+// float, with no double operation and one special-function instruction a
+// term. The H200's special-function unit does 16 operations a cycle on a
+// multiprocessor against 128 float ones, and the form before (lambda
+// (t - h) in double, converted to float, then __expf and __fdividef) took
+// three of its instructions a term (the conversion from double is one).
+// Now:
+//  * a height h is split once a voxel into hi + lo, two floats (hi the
+//    float nearest h, lo the float nearest h - hi), so that (t - hi) - lo
+//    keeps the double's argument to float's rounding (t is a float; large
+//    heights lose nothing, as before: test_soft_euler's heights near 1e5);
+//  * exp by the hardware's ex2 (what __expf uses: about 2 ulp), its
+//    argument scaled by -lambda log2(e) once a call;
+//  * 1 / (1 + e) by three Newton steps from an integer guess (error 5% ->
+//    6e-8 relative over [1, 2^126], checked on a sweep of 300,000 values
+//    in numpy) in fused multiply-adds, not the special-function unit's
+//    reciprocal. e is capped at 2^126 (the term there is under 1e-37; the
+//    guess then is subnormal and the steps, flushing it, give 0, as
+//    __fdividef gave for large e).
+// The 4096^2 forward (64 thresholds) went from 0.87 to 0.71 ms, the
+// 256^3 one from 1.06 to 0.97 ms (bench/README.md, twenty-fifth session);
+// results agree with the old form's to float's rounding (test_soft_euler's
+// most sensitive value, a dL/du that cancels to 1e-3: -9.09713854e-4
+// before, -9.09713795e-4 now, -8.49e-4 in double).
 template <typename T>
 struct TermMath
 {
   using Acc = double;
-  __device__ static double sigmoid(double z) { return softSigmoid(z); }
+  using Tau = double;
+  struct Height
+  {
+    double h;
+  };
+  __device__ static Height height(double h) { return { h }; }
+  __device__ static Height broadcast(const Height& h, int src) { return { __shfl_sync(0xffffffffu, h.h, src) }; }
+  __device__ static double scale(double lambda) { return lambda; }
+  __device__ static double sigmoid(double scale, Tau t, const Height& h) { return softSigmoid(scale * (t - h.h)); }
 };
 template <>
 struct TermMath<float>
 {
   using Acc = float;
-  __device__ static float sigmoid(double z) { return __fdividef(1.0f, 1.0f + __expf(-static_cast<float>(z))); }
+  using Tau = float;
+  struct Height
+  {
+    float hi, lo;
+  };
+  __device__ static Height height(double h)
+  {
+    const float hi = __double2float_rn(h);
+    return { hi, isfinite(hi) ? __double2float_rn(h - static_cast<double>(hi)) : 0.0f };
+  }
+  __device__ static Height broadcast(const Height& h, int src)
+  {
+    return { __shfl_sync(0xffffffffu, h.hi, src), __shfl_sync(0xffffffffu, h.lo, src) };
+  }
+  // -lambda log2(e): e^(-lambda (t - h)) = 2^(scale (t - h)); finite (a
+  // lambda past float's range would make 0 * infinity, NaN, at t = h).
+  __device__ static float scale(double lambda)
+  {
+    return static_cast<float>(fmax(-lambda * 1.4426950408889634, -3.4028234663852886e38));
+  }
+  __device__ static float sigmoid(float scale, Tau t, const Height& h)
+  {
+    const float p = scale * ((t - h.hi) - h.lo);
+    float e; // (a NaN threshold's NaN goes through, as on the CPU)
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(p > 126.0f ? 126.0f : p));
+    const float x = 1.0f + e;
+    float r = __int_as_float(0x7EF311C7 - __float_as_int(x));
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+      r = fmaf(r, fmaf(-x, r, 1.0f), r);
+    return r;
+  }
 };
 
 // The tiles the kernels walk: 32 x 8 voxels of an image of one plane, or
@@ -166,15 +226,17 @@ struct Tile
 };
 
 // Calls f(src, h, c) for each lane src of the warp whose voxel has a
-// nonzero count, lowest first, with that voxel's height and count (by
-// shuffle: every lane gets them, and takes its own thresholds' terms).
-template <typename F>
+// nonzero count, lowest first, with that voxel's height (as Math keeps it,
+// made by its own lane) and count (by shuffle: every lane gets them, and
+// takes its own thresholds' terms).
+template <typename Math, typename F>
 __device__ __forceinline__ void forLiveVoxels(double h, int c, F f)
 {
+  const typename Math::Height mine = Math::height(h);
   for (unsigned live = __ballot_sync(0xffffffffu, c != 0); live; live &= live - 1)
   {
     const int src = __ffs(live) - 1;
-    f(src, __shfl_sync(0xffffffffu, h, src), __shfl_sync(0xffffffffu, c, src));
+    f(src, Math::broadcast(mine, src), __shfl_sync(0xffffffffu, c, src));
   }
 }
 
@@ -230,12 +292,13 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : k
   const int64_t voxels = P.dims[0] * P.dims[1] * P.dims[2];
   const Walk tiles(P);
   const int lane = threadIdx.x & 31;
-  double tau[kChunks]; // this lane's thresholds (NaN past the last: no term)
+  const auto scale = Math::scale(P.lambda);
+  typename Math::Tau tau[kChunks]; // this lane's thresholds (NaN past the last: no term)
 #pragma unroll
   for (int q = 0; q < kChunks; ++q)
   {
     const int t = group + lane + 32 * q;
-    tau[q] = t < nt ? static_cast<double>(thresholds[t]) : NAN;
+    tau[q] = t < nt ? static_cast<typename Math::Tau>(thresholds[t]) : NAN;
   }
   for (int64_t b = 0; b < batch; ++b)
   {
@@ -245,11 +308,11 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 3 : !Volume ? 6 : k
     double total[kChunks] = {};
     tiles.walk(image, P, heights, [&](int64_t, int64_t, int64_t, double h, int c, bool) {
       Acc step[kChunks] = {};
-      forLiveVoxels(h, c, [&](int, double hs, int count) {
+      forLiveVoxels<Math>(h, c, [&](int, const typename Math::Height& hs, int count) {
         const Acc cs = static_cast<Acc>(count);
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
-          step[q] += cs * Math::sigmoid(P.lambda * (tau[q] - hs));
+          step[q] += cs * Math::sigmoid(scale, tau[q], hs);
       });
 #pragma unroll
       for (int q = 0; q < kChunks; ++q)
@@ -304,12 +367,13 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kCh
   const Walk tiles(P);
   const int lane = threadIdx.x & 31;
   const Acc lambda = static_cast<Acc>(P.lambda);
-  double tau[kChunks]; // this lane's thresholds (NaN past the last)
+  const auto scale = Math::scale(P.lambda);
+  typename Math::Tau tau[kChunks]; // this lane's thresholds (NaN past the last)
 #pragma unroll
   for (int q = 0; q < kChunks; ++q)
   {
     const int t = group + lane + 32 * q;
-    tau[q] = t < nt ? static_cast<double>(thresholds[t]) : NAN;
+    tau[q] = t < nt ? static_cast<typename Math::Tau>(thresholds[t]) : NAN;
   }
   double dT[kChunks] = {};
   double dU[4] = {}; // this lane's parts of dL/du and dL/dalpha
@@ -326,13 +390,13 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) != 4 ? 2 : (!Volume && kCh
     tiles.walk(image, P, heights, [&](int64_t i, int64_t j, int64_t k, double h, int c, bool in) {
       double dh = 0;
       Acc step[kChunks] = {};
-      forLiveVoxels(h, c, [&](int src, double hs, int count) {
+      forLiveVoxels<Math>(h, c, [&](int src, const typename Math::Height& hs, int count) {
         const Acc cl = static_cast<Acc>(count) * lambda;
         Acc mine = 0;
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
         {
-          const Acc s = Math::sigmoid(P.lambda * (tau[q] - hs));
+          const Acc s = Math::sigmoid(scale, tau[q], hs);
           const Acc term = group + lane + 32 * q < nt ? gq[q] * cl * s * (Acc(1) - s) : Acc(0);
           step[q] += term;
           mine += term;
