@@ -5,7 +5,11 @@
 // empty, some long, so that sums grow, shrink to nothing and are added to
 // again); the twist reduction on one thread and PHAT's chunk reduction on
 // several (OpenMP builds); arenas of a few rows, so that sums cross blocks;
-// columns given in several batches, as the pieces of an image give them.
+// columns given in several batches, as the pieces of an image give them;
+// columns of up to 8 rows as given, about the six a column holds itself,
+// so that sums and the chunk reduction's removals cross that size both
+// ways (a removal that left the rows behind made the chunk reduction loop
+// without end).
 #include "../src/persistence/MorseMatrix.h"
 
 #include "KernelCheck.h"
@@ -154,6 +158,7 @@ int main()
     { 3000, 3, 6, 7, 2 }, // sums cross blocks of 7 rows
     { 20000, 2, 12, 1, 5 }, // blocks of one row: every sum its own block
     { 100000, 2, 4, 64, 4 },
+    { 5000, 2, 8, 1 << 20, 2 }, // about the rows a column holds itself
   };
   for (const Case& c : cases)
   {
