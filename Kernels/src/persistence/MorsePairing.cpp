@@ -316,14 +316,26 @@ struct MorsePairing::Impl
     // dense indices; 32 bits, as the union-find's).
     LargeArray<std::array<int32_t, 2>> ends(Critical.size(), { { -1, -1 } }, threads);
     translate(DualEnds, threads);
-    for (size_t k = 0; k + 1 < DualEnds.size(); k += 2)
-    {
-      auto& e = ends[static_cast<size_t>(DualEnds[k])];
-      const int64_t end = DualEnds[k + 1] < 0 ? outside : numberOf(dense, DualEnds[k + 1]);
-      if (e[1] >= 0)
-        throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
-      e[e[0] < 0 ? 0 : 1] = static_cast<int32_t>(end);
-    }
+    // Filled on the threads: a path's end takes the cell's first free slot
+    // by compare-and-swap (which of the two a path lands in does not
+    // matter: the loop below treats them alike). A cell's two paths come
+    // one after the other, so the threads rarely meet on one (a 512^3
+    // field's 52 M path ends took 0.9 s on one thread).
+    std::atomic<bool> third{ false };
+    parallelFor(static_cast<int64_t>(DualEnds.size() / 2), threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = 2 * k0; k < 2 * k1; k += 2)
+      {
+        int32_t* e = ends[static_cast<size_t>(DualEnds[static_cast<size_t>(k)])].data();
+        const int64_t to = DualEnds[static_cast<size_t>(k + 1)];
+        const int32_t end = static_cast<int32_t>(to < 0 ? outside : numberOf(dense, to));
+        int32_t free0 = -1, free1 = -1;
+        if (!__atomic_compare_exchange_n(e, &free0, end, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+          !__atomic_compare_exchange_n(e + 1, &free1, end, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+          third = true;
+      }
+    });
+    if (third)
+      throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
     std::vector<int64_t>().swap(DualEnds);
     pairs.reserve(pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t> cells = positionsWhere(
