@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -83,6 +84,10 @@ void DiagramBuilder::essential(const PairCell& birth)
   Entries.push_back(e);
 }
 
+// From how many pairs finish() makes the output's room on a thread of its
+// own while the entries sort.
+constexpr size_t kPairsMadeAside = size_t(1) << 20;
+
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
   // Dimension, birth, death (in filtration order), then the birth and the
@@ -105,6 +110,16 @@ std::vector<PersistencePair> DiagramBuilder::finish()
       coordinates(Dims, b, cb);
     return std::lexicographical_compare(ca, ca + 3, cb, cb + 3);
   };
+  // The output's room is made while the entries sort: std::vector value-
+  // initialises its pairs on one thread (88 bytes each: 3.8 GB for a 512^3
+  // field's 42.7 M pairs), which needs nothing from the sort. From a
+  // million pairs on (a thread's start costs tens of microseconds).
+  std::vector<PersistencePair> pairs;
+  std::future<void> made;
+  if (Entries.size() >= kPairsMadeAside && threads > 1)
+    made = std::async(std::launch::async, [&] { pairs.resize(Entries.size()); });
+  else
+    pairs.resize(Entries.size());
   parallelSort(Entries, threads, [&](const Entry& a, const Entry& b) {
     if (a.dimension != b.dimension)
       return a.dimension < b.dimension;
@@ -116,7 +131,8 @@ std::vector<PersistencePair> DiagramBuilder::finish()
       return coordinatesBefore(a.birthVoxel, b.birthVoxel);
     return a.deathVoxel != b.deathVoxel && coordinatesBefore(a.deathVoxel, b.deathVoxel);
   });
-  std::vector<PersistencePair> pairs(Entries.size());
+  if (made.valid())
+    made.get(); // (rethrows the thread's bad_alloc)
   parallelFor(static_cast<int64_t>(Entries.size()), threads, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
     {
