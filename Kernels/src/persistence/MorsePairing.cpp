@@ -38,34 +38,6 @@ bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
   return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
 }
 
-// The j in [0, n) where keep(j) holds, in increasing order, found on the
-// threads: each chunk counts its own, then writes them after the counts of
-// the chunks before it. The pairing's lists of the critical cells of one
-// kind (hundreds of thousands of cells on a real volume) were one thread's
-// loops.
-template <typename Keep>
-std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
-{
-  const int64_t chunks = chunksOf(n, threads, int64_t(1) << 15);
-  std::vector<int64_t> count(static_cast<size_t>(chunks) + 1, 0);
-  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
-    int64_t k = 0;
-    for (int64_t j = j0; j < j1; ++j)
-      k += keep(j) ? 1 : 0;
-    count[static_cast<size_t>(c) + 1] = k;
-  });
-  for (size_t c = 1; c < count.size(); ++c)
-    count[c] += count[c - 1];
-  std::vector<int64_t> out(static_cast<size_t>(count.back()));
-  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
-    int64_t at = count[static_cast<size_t>(c)];
-    for (int64_t j = j0; j < j1; ++j)
-      if (keep(j))
-        out[static_cast<size_t>(at++)] = j;
-  });
-  return out;
-}
-
 // Sorts critical cells into the filtration order. One piece lists its cells
 // in increasing index order: a stable LSD radix sort on (value, dimension)
 // then gives the order in a few passes over the bytes that differ (the high

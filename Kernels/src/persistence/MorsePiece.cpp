@@ -533,17 +533,15 @@ struct MorsePiece::Impl
         minimumOf.set(number, end);
       return end;
     };
-    std::vector<size_t> edges;
-    for (size_t j = 0; j < Summary.critical.size(); ++j)
-      if (Summary.critical[j].dimension == 1)
-        edges.push_back(j);
+    const std::vector<int64_t> edges = positionsWhere(static_cast<int64_t>(Summary.critical.size()), Threads,
+      [&](int64_t j) { return Summary.critical[static_cast<size_t>(j)].dimension == 1; });
     Summary.edgeEnds.assign(3 * edges.size(), -1);
     parallelForDynamic(static_cast<int64_t>(edges.size()), Threads, 1024, [&](int, int64_t e0, int64_t e1) {
       std::vector<int64_t> path;
       int64_t c[3];
       for (int64_t e = e0; e < e1; ++e)
       {
-        const int64_t whole = Summary.critical[edges[static_cast<size_t>(e)]].cell;
+        const int64_t whole = Summary.critical[static_cast<size_t>(edges[static_cast<size_t>(e)])].cell;
         reportedLocal(whole, c);
         int64_t* out = &Summary.edgeEnds[static_cast<size_t>(3 * e)];
         *out++ = whole;
