@@ -298,7 +298,7 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
     say("persistence: a batch of " + std::to_string(count) + " images of " + std::to_string(dims[0]) + "x" +
       std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + ", " + std::to_string(pairs) + " pairs: " +
       seconds(watch.seconds()));
-  writeTableLogged(output, all, format, a.output, a.execution.verbose, cpuThreads(a.execution));
+  writeTableLogged(output, all, format, a.output, a.execution.verbose, threadCount(a.execution.threads));
   return ExitSuccess;
 }
 
@@ -443,7 +443,7 @@ int runPersistence(const std::vector<std::string>& args)
   }
 
   writeTableLogged(
-    output, diagramTable(diagram, image, superlevel, a.format), format, a.output, verbose, cpuThreads(a.execution));
+    output, diagramTable(diagram, image, superlevel, a.format), format, a.output, verbose, threadCount(a.execution.threads));
   return ExitSuccess;
 }
 

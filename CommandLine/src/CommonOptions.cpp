@@ -38,16 +38,11 @@ void addTableOutputOption(OptionParser& p, std::string& output)
     });
 }
 
-int cpuThreads(const ExecutionOptions& options)
-{
-  return options.threads > 0 ? options.threads : defaultThreadCount();
-}
-
 std::string describeDevice(Device used, int threads)
 {
   if (used == Device::GPU)
     return std::string("gpu (") + gpuDescription() + ")";
-  const int n = threads > 0 ? threads : defaultThreadCount();
+  const int n = threadCount(threads);
   return "cpu (" + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
 }
 

@@ -27,9 +27,6 @@ void addExecutionOptions(OptionParser& parser, ExecutionOptions& options);
 // Adds -o/--output, for commands that write one table (TableWriter.h).
 void addTableOutputOption(OptionParser& parser, std::string& output);
 
-// The CPU threads a command uses: --threads, else defaultThreadCount().
-int cpuThreads(const ExecutionOptions& options);
-
 // "cpu (8 threads)" or "gpu (NVIDIA H200, 139 GiB)": for --verbose.
 std::string describeDevice(Device used, int threads);
 

@@ -86,9 +86,16 @@ double loss(const Case& c, const std::vector<double>& G)
   return l;
 }
 
+// |a - b| relative to 1 + the larger magnitude (NaN when either is NaN or
+// both infinite).
+double relativeDifference(double a, double b)
+{
+  return std::fabs(a - b) / (1.0 + std::max(std::fabs(a), std::fabs(b)));
+}
+
 bool close(double a, double b, double tol)
 {
-  return std::fabs(a - b) <= tol * (1.0 + std::max(std::fabs(a), std::fabs(b)));
+  return relativeDifference(a, b) <= tol;
 }
 
 void checkGradients(const std::string& name, Case c, std::mt19937_64& rng)
@@ -179,8 +186,7 @@ void compareDevices(const std::string& name, const Case& c, double tol)
     size_t at = 0;
     for (size_t k = 0; k < a.size(); ++k)
     {
-      const double x = a[k], y = b[k];
-      const double r = std::fabs(x - y) / (1.0 + std::max(std::fabs(x), std::fabs(y)));
+      const double r = relativeDifference(a[k], b[k]);
       if (!(r <= worst))
         worst = r, at = k;
       if (r != r)

@@ -37,4 +37,8 @@ Device resolveDevice(Device requested, std::string* warning);
 // positive, else std::thread::hardware_concurrency().
 int defaultThreadCount();
 
+// The threads a call uses: `requested` when positive (an options struct's
+// `threads`), else defaultThreadCount().
+int threadCount(int requested);
+
 } // namespace topovox

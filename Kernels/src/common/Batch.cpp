@@ -14,7 +14,7 @@ int64_t forEachImage(int64_t count, int threads, Device device, const std::funct
 {
   if (count <= 0)
     return 0;
-  const int all = threads > 0 ? threads : defaultThreadCount();
+  const int all = threadCount(threads);
   if (resolveDevice(device, nullptr) == Device::GPU)
   {
     int64_t k = 0;

@@ -105,4 +105,9 @@ int defaultThreadCount()
   const unsigned hc = std::thread::hardware_concurrency();
   return hc > 0 ? static_cast<int>(hc) : 1;
 }
+
+int threadCount(int requested)
+{
+  return requested > 0 ? requested : defaultThreadCount();
+}
 }

@@ -53,11 +53,6 @@ std::vector<uint8_t> foregroundOf(const GridView& g, int threads)
   return f;
 }
 
-int threadsOf(int t)
-{
-  return t > 0 ? t : defaultThreadCount();
-}
-
 // Lines along axis a: calls body(first voxel index, stride) for each, on the
 // threads. Lines cost what their windows or envelopes cost (a voxel far from
 // the background takes many positions), and the costly ones cluster, so the
@@ -351,7 +346,7 @@ int numpyFirstAxis(const int64_t dims[3])
 DistanceTransform distanceTransformEdt(
   const GridView& image, const double sampling[3], bool withIndices, int threads, Device device)
 {
-  threads = threadsOf(threads);
+  threads = threadCount(threads);
   const std::vector<uint8_t> fg = foregroundOf(image, threads);
   const int64_t* n = image.dims;
   const size_t count = fg.size();
@@ -510,7 +505,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
 {
   if (metric == DistanceMetric::Euclidean)
     throw std::invalid_argument("the chamfer transform takes the taxicab or chessboard metric");
-  threads = threadsOf(threads);
+  threads = threadCount(threads);
   const std::vector<uint8_t> fg = foregroundOf(image, threads);
   const int64_t* n = image.dims;
   const size_t count = fg.size();
@@ -607,7 +602,7 @@ DistanceTransform distanceTransformCdt(const GridView& image, DistanceMetric met
 DistanceTransform distanceTransformBf(const GridView& image, DistanceMetric metric, const double sampling[3],
   bool withIndices, int threads)
 {
-  const std::vector<uint8_t> fg = foregroundOf(image, threadsOf(threads));
+  const std::vector<uint8_t> fg = foregroundOf(image, threadCount(threads));
   const int64_t* n = image.dims;
   const size_t count = fg.size();
   std::vector<int64_t> background;
@@ -623,7 +618,7 @@ DistanceTransform distanceTransformBf(const GridView& image, DistanceMetric metr
   if (withIndices)
     for (int a = 0; a < 3; ++a)
       out.indices[a].assign(count, -1);
-  parallelFor(static_cast<int64_t>(count), threadsOf(threads), [&](int, int64_t k0, int64_t k1) {
+  parallelFor(static_cast<int64_t>(count), threadCount(threads), [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
     {
       const int64_t c[3] = { k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1]) };

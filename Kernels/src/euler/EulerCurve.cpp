@@ -119,7 +119,7 @@ ValueSummary summarizeValues(const GridView& grid, const Box& owned, int threads
 {
   checkGrid(grid);
   requireHost(grid);
-  return euler::summarizeCPU(grid, ownedBox(grid, owned), threads > 0 ? threads : defaultThreadCount());
+  return euler::summarizeCPU(grid, ownedBox(grid, owned), threadCount(threads));
 }
 
 std::vector<double> distinctValues(const GridView& grid, const Box& owned, int threads)
@@ -127,7 +127,7 @@ std::vector<double> distinctValues(const GridView& grid, const Box& owned, int t
   checkGrid(grid);
   requireHost(grid);
   std::vector<double> out;
-  euler::distinctCPU(grid, ownedBox(grid, owned), threads > 0 ? threads : defaultThreadCount(), out);
+  euler::distinctCPU(grid, ownedBox(grid, owned), threadCount(threads), out);
   return out;
 }
 
@@ -210,7 +210,7 @@ EulerHistogram histogramImpl(const GridView& grid, const EulerCurveOptions& opti
   rq.owned = owned;
   rq.construction = options.construction;
   rq.filtration = options.filtration;
-  rq.threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  rq.threads = threadCount(options.threads);
   rq.progress = options.progress;
   std::vector<int64_t> hist;
 
@@ -293,7 +293,7 @@ EulerCurve computeEulerCurve(const GridView& grid, const EulerCurveOptions& opti
   const Box owned = ownedBox(grid, options.owned);
   std::string warn;
   [[maybe_unused]] const Device device = resolveDevice(options.device, &warn);
-  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  const int threads = threadCount(options.threads);
   ThresholdMode mode = options.thresholdMode;
   if (mode == ThresholdMode::Auto)
     mode = scalarTypeIsFloating(grid.type) ? ThresholdMode::Bins : ThresholdMode::Exact;

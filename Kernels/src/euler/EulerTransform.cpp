@@ -118,7 +118,7 @@ void transformHeightRange(const GridView& grid, const EulerTransformOptions& o, 
   checkOptions(grid, o);
   const Box owned = ownedOf(grid, o.owned);
   const std::vector<std::array<double, 3>> dirs = transformDirections(o, grid);
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int threads = threadCount(o.threads);
   // One pass over the owned voxels for every direction at once, each worker
   // with its own extremes.
   std::vector<double> los(static_cast<size_t>(threads), std::numeric_limits<double>::infinity());
@@ -207,7 +207,7 @@ std::vector<EulerHistogram> transformHistograms(const GridView& grid, const Eule
   eo.device = Device::CPU;
 #endif
   std::vector<double> h;
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int threads = threadCount(o.threads);
   for (size_t k = 0; k < dirs.size(); ++k)
   {
     euler::transformHeights(grid, o, dirs[k].data(), threads, h);

@@ -148,7 +148,7 @@ void forwardCPU(const SoftEulerProblem& p, T* chi)
   const int nt = p.thresholdCount, nd = p.directionCount;
   const std::vector<double> tau(thr, thr + nt);
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
-  const int threads = p.threads > 0 ? p.threads : defaultThreadCount();
+  const int threads = threadCount(p.threads);
   for (int64_t item = 0; item < p.batch * nd; ++item) // images, each with its directions
   {
     const int64_t b = item / nd;
@@ -183,7 +183,7 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
   const int nt = p.thresholdCount, nd = p.directionCount;
   const std::vector<double> tau(thr, thr + nt);
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
-  const int threads = p.threads > 0 ? p.threads : defaultThreadCount();
+  const int threads = threadCount(p.threads);
   // Per worker: dL/dt (nt), dL/du (3 per direction), dL/dalpha (1).
   const size_t slots = static_cast<size_t>(nt + 3 * nd + 1), alphaSlot = slots - 1;
   std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(slots, 0.0));

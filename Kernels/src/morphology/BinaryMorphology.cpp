@@ -44,7 +44,6 @@ BinaryImage binarize(const GridView& g, int threads)
 using morphology::BinaryOperator;
 using morphology::BinaryStage;
 using morphology::stagesOf;
-using morphology::threadsOf;
 
 // The stages in turn from the binarised image: on the GPU when it is asked
 // for (the whole sequence on the device, one copy each way), else on the
@@ -66,7 +65,7 @@ BinaryImage runStages(const GridView& image, const std::vector<BinaryStage>& sta
     }
   }
 #endif
-  const int threads = threadsOf(o.threads);
+  const int threads = threadCount(o.threads);
   morphology::BitImage bits = morphology::packBits(image, threads);
   morphology::BitImage mask;
   if (o.mask)
@@ -120,7 +119,7 @@ BinaryImage binaryFillHoles(const GridView& image, const StructuringElement& s, 
   checkImage(image);
   // The background reachable from the border: a propagation from nothing,
   // inside the background, with the outside true; the holes are the rest.
-  BinaryImage mask = binarize(image, threadsOf(threads));
+  BinaryImage mask = binarize(image, threadCount(threads));
   for (auto& v : mask)
     v = v ? 0 : 1;
   const BinaryImage empty(mask.size(), 0);

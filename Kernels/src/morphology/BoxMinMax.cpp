@@ -101,7 +101,7 @@ void passRows(const T* in, const int64_t dims[3], int axis, int64_t lo, int64_t 
 template <typename T, bool Minimum>
 void boxTyped(const GridView& image, const ElementOffsets& e, const GreyOptions& o, T* out)
 {
-  const int threads = threadsOf(o.threads);
+  const int threads = threadCount(o.threads);
   const int64_t* dims = image.dims;
   passX<T, Minimum>(image, e, o, out, threads);
   std::vector<T, UninitializedAllocator<T>> spare; // written in full by its pass

@@ -48,11 +48,6 @@ inline bool negativeZeroBorder(const GreyOptions& o)
   return o.mode == BorderMode::Constant && o.cval == 0 && std::signbit(o.cval);
 }
 
-inline int threadsOf(int t)
-{
-  return t > 0 ? t : defaultThreadCount();
-}
-
 inline void checkElement(const StructuringElement& s)
 {
   for (int a = 0; a < 3; ++a)

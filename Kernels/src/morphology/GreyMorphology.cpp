@@ -27,7 +27,6 @@ using morphology::ElementOffsets;
 
 using morphology::checkImage;
 
-using morphology::threadsOf;
 
 // Per axis, where each position from the element's lowest reach to past
 // its highest reads from (extendIndex, -1 for the constant): a lookup per
@@ -101,7 +100,7 @@ void minOrMax(const GridView& g, const ElementOffsets& e, bool minimum, const Gr
   const int64_t nx = g.dims[0], ny = g.dims[1], nz = g.dims[2];
   // The x range whose neighbourhood is inside the row.
   const int64_t x0 = std::max<int64_t>(0, -e.reach[0][0]), x1 = std::min<int64_t>(nx, nx - e.reach[0][1]);
-  parallelFor(ny * nz, threadsOf(o.threads), [&](int, int64_t r0, int64_t r1) {
+  parallelFor(ny * nz, threadCount(o.threads), [&](int, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
     {
       const int64_t y = r % ny, z = r / ny;

@@ -82,7 +82,7 @@ void separableMinOrMax(std::vector<T>& values, const int64_t dims[3], const Stru
     const int64_t n = dims[a];
     const int64_t before = k / 2 + s.origin[a]; // and k - 1 - before after the line
     const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
-    parallelFor(dims[b] * dims[c], o.threads > 0 ? o.threads : defaultThreadCount(), [&](int, int64_t l0, int64_t l1) {
+    parallelFor(dims[b] * dims[c], threadCount(o.threads), [&](int, int64_t l0, int64_t l1) {
       std::vector<double> line(static_cast<size_t>(n + k - 1)), result(static_cast<size_t>(n));
       std::vector<Entry> ring;
       for (int64_t l = l0; l < l1; ++l)

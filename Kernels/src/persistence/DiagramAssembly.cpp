@@ -101,7 +101,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // ends here took 3.0 to 3.3 s on this repository's 2 cores; 2.4 to 2.5
   // s now. bench/README.md, twenty-first session.)
   const bool super = Super;
-  const int threads = Options.threads > 0 ? Options.threads : defaultThreadCount();
+  const int threads = threadCount(Options.threads);
   auto coordinatesBefore = [this](int64_t a, int64_t b) {
     int64_t ca[3] = { -1, -1, -1 }, cb[3] = { -1, -1, -1 };
     if (a >= 0)

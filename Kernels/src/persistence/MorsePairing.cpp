@@ -255,7 +255,7 @@ struct MorsePairing::Impl
   bool Reduced = false; // reduce() has run: the reduction's pairs are in Pairs
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
-  int threads() const { return Options.threads > 0 ? Options.threads : defaultThreadCount(); }
+  int threads() const { return threadCount(Options.threads); }
 
   // Cells -> positions, in place, on `threads` threads (the table is only
   // read); negative entries (the outside) are kept.

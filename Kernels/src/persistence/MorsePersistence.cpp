@@ -159,7 +159,7 @@ PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOpt
 {
   persistence::checkInput(grid, options);
   persistence::StageLog stages(options);
-  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  const int threads = threadCount(options.threads);
 
   // 1. Each piece: gradient, critical cells, gradient and dual paths.
   int64_t size[3] = { options.blockSize, options.blockSize, options.blockSize };
@@ -258,7 +258,7 @@ std::vector<PersistenceDiagram> persistenceBatchGPU(
 {
   const int64_t n = static_cast<int64_t>(images.size());
   const int64_t chunk = morse::piecesPerLaunchGPU(images[0], options.construction);
-  const int threads = options.threads > 0 ? options.threads : defaultThreadCount();
+  const int threads = threadCount(options.threads);
   PersistenceOptions one = options;
   one.threads = 1;
   one.progress = nullptr;

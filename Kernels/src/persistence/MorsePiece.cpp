@@ -232,7 +232,7 @@ morse::PieceGradient morse::pieceGradient(
   PieceGradient p{ Gradient(cells) };
   const topovox::Device want = persistenceDevice(options.device, &p.warnings);
   p.gradient = buildGradient(local, cells, options.filtration, cuts,
-    options.threads > 0 ? options.threads : defaultThreadCount(), want, &p.warnings, &p.used);
+    threadCount(options.threads), want, &p.warnings, &p.used);
   return p;
 }
 
@@ -266,7 +266,7 @@ struct MorsePiece::Impl
     : Local(local)
     , Region(region)
     , Construct(options.construction)
-    , Threads(options.threads > 0 ? options.threads : defaultThreadCount())
+    , Threads(threadCount(options.threads))
     , Top(0)
     , Cells(local, options.construction, region.wholeDims)
     , G(Cells)

@@ -358,7 +358,7 @@ FeatureRegions featureRegions(const GridView& image, const PersistenceDiagram& d
         throw std::invalid_argument("the diagram's voxels lie outside the image: was it computed from this image?");
 
   const std::vector<double> key = keysOf(image, o.filtration == Filtration::Superlevel);
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int threads = threadCount(o.threads);
   FeatureRegions out;
   out.voxels.assign(diagram.pairs.size(), -1);
 

@@ -531,7 +531,7 @@ GridSinkhornResult sinkhornGrid(const std::vector<double>& a, const std::vector<
   const int64_t d = dims[0] * dims[1] * dims[2];
   if (static_cast<int64_t>(a.size()) != d || static_cast<int64_t>(b.size()) != d)
     throw std::invalid_argument("the densities must have one value per voxel (" + std::to_string(d) + ")");
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int threads = threadCount(o.threads);
   transport::checkSinkhornArguments(o, a, b, "densities", threads);
 
   const bool logDomain = o.method == SinkhornMethod::SinkhornLog;

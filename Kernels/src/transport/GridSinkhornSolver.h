@@ -179,7 +179,7 @@ GridSinkhornResult solveGrid(Backend& be, const std::vector<double>& a, const st
     return r;
   }
   be.potentials(o.reg, r.sourcePotential, r.targetPotential);
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int threads = threadCount(o.threads);
   r.sourceGradient = centredOverMass(r.sourcePotential, a, threads);
   r.targetGradient = centredOverMass(r.targetPotential, b, threads);
   be.apply(Kernel, Buffer::V, Buffer::KV); // each voxel's row sum of the plan (over u)

@@ -28,7 +28,7 @@ SinkhornResult sinkhorn(const std::vector<double>& a, const std::vector<double>&
     throw std::invalid_argument("the histograms must be pairs x d values each");
   if (static_cast<int64_t>(M.size()) != d * d)
     throw std::invalid_argument("the cost matrix must be d x d (d = " + std::to_string(d) + ")");
-  const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+  const int threads = threadCount(o.threads);
   transport::checkSinkhornArguments(o, a, b, "histograms", threads);
 #ifdef TOPOVOX_WITH_CUDA
   // Auto takes the GPU when there is one; a failure there (too little
