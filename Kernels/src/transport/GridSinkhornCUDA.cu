@@ -845,7 +845,7 @@ GridSinkhornResult sinkhornGridGPU(const std::vector<double>& a, const std::vect
   const double spacing[3], const SinkhornOptions& options, const GridDiagonals& diagonals)
 {
   DeviceBackend be(a, b, dims, diagonals, options.method == SinkhornMethod::SinkhornLog,
-    options.threads > 0 ? options.threads : defaultThreadCount());
+    threadCount(options.threads));
   return solveGrid(be, a, b, spacing, options);
 }
 }

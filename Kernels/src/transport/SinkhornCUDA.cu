@@ -844,7 +844,7 @@ SinkhornResult sinkhornGPU(const std::vector<double>& a, const std::vector<doubl
   }
   if (stageM)
   {
-    const int threads = o.threads > 0 ? o.threads : defaultThreadCount();
+    const int threads = threadCount(o.threads);
     cuda::copyToDeviceThrough(staged + mAt, dM, M.data(), dd * sizeof(double), threads, s);
   }
   else
