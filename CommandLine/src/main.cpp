@@ -3,6 +3,7 @@
 //   0 success, 1 error (bad input, write failure...), 2 usage error.
 #include "Commands.h"
 #include "Errors.h"
+#include "HugePageHeap.h"
 #include "Messages.h"
 #include "OutputFile.h"
 
@@ -62,7 +63,9 @@ std::string mainHelp()
          "files with --dims/--dtype (also .gz), or a .json sidecar describing a raw file.\n"
          "Outputs: tables as .csv, .npy or - (CSV on stdout); images as .npy.\n\n"
          "Environment: TOPOVOX_DEVICE (auto, cpu, gpu) steers --device auto;\n"
-         "TOPOVOX_NUM_THREADS sets the default number of CPU threads.\n\n"
+         "TOPOVOX_NUM_THREADS sets the default number of CPU threads. The tool runs\n"
+         "with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (large blocks on huge pages)\n"
+         "unless GLIBC_TUNABLES already sets glibc.malloc.hugetlb.\n\n"
          "Exit status: 0 success, 1 error, 2 usage error. Errors and warnings are one\n"
          "line each on stderr, prefixed \"topovox: \".\n";
   return out;
@@ -111,6 +114,7 @@ int dispatch(const std::vector<std::string>& args)
 int main(int argc, char** argv)
 {
   using namespace topovox::cli;
+  restartWithHugePageHeap(argv); // before anything is allocated or opened
   installCleanupOnSignals();
   try
   {
