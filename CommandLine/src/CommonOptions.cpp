@@ -1,4 +1,5 @@
 #include "CommonOptions.h"
+#include "HugePageHeap.h"
 
 #include "Errors.h"
 
@@ -40,10 +41,11 @@ void addTableOutputOption(OptionParser& p, std::string& output)
 
 std::string describeDevice(Device used, int threads)
 {
+  const std::string heap = heapOnHugePages() ? ", heap on huge pages" : "";
   if (used == Device::GPU)
-    return std::string("gpu (") + gpuDescription() + ")";
+    return std::string("gpu (") + gpuDescription() + heap + ")";
   const int n = threadCount(threads);
-  return "cpu (" + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+  return "cpu (" + std::to_string(n) + (n == 1 ? " thread" : " threads") + heap + ")";
 }
 
 } // namespace cli

@@ -27,7 +27,8 @@ void addExecutionOptions(OptionParser& parser, ExecutionOptions& options);
 // Adds -o/--output, for commands that write one table (TableWriter.h).
 void addTableOutputOption(OptionParser& parser, std::string& output);
 
-// "cpu (8 threads)" or "gpu (NVIDIA H200, 139 GiB)": for --verbose.
+// "cpu (8 threads)" or "gpu (NVIDIA H200, 139 GiB)", with ", heap on huge
+// pages" inside the brackets when it is (HugePageHeap.h): for --verbose.
 std::string describeDevice(Device used, int threads);
 
 } // namespace cli

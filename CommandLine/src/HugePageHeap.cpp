@@ -46,5 +46,11 @@ void restartWithHugePageHeap(char** argv)
   (void)argv;
 #endif
 }
+
+bool heapOnHugePages()
+{
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables && std::strstr(tunables, "glibc.malloc.hugetlb=1");
+}
 }
 }

@@ -26,5 +26,8 @@ namespace cli
 // Returns only when the process goes on as it is (no restart, or the
 // restart failed); argv must be main's, null-terminated.
 void restartWithHugePageHeap(char** argv);
+
+// Whether this process runs with glibc.malloc.hugetlb=1 (for --verbose).
+bool heapOnHugePages();
 }
 }
