@@ -22,6 +22,9 @@ namespace detail
 {
 void* allocateBytes(std::size_t bytes); // throws std::bad_alloc
 void freeBytes(void* p, std::size_t bytes);
+// Offers the whole 2 MiB pages inside [p, p + bytes) to the kernel as
+// transparent huge pages, from 4 MiB on (advice only; Linux).
+void adviseHugePages(void* p, std::size_t bytes);
 
 // Room for n values of T from allocateBytes, freed when the pointer goes
 // (the values are not made or destroyed: plain or trivially destructible
@@ -79,4 +82,19 @@ struct UninitializedAllocator
     return false;
   }
 };
+
+// Room for n values in a std::vector that is about to be filled, offered as
+// huge pages: its first writes then fault in a page every 2 MiB, and reads
+// at random miss the TLB far less. For the vectors whose type is not ours
+// to choose (PersistenceDiagram's pairs, positionsWhere's result) or that
+// are filled with push_back; the pages of values already in v stay as they
+// were (they are copied in before the advice).
+template <typename Vector>
+void reserveOnHugePages(Vector& v, std::size_t n)
+{
+  if (v.capacity() >= n)
+    return;
+  v.reserve(n);
+  detail::adviseHugePages(v.data(), v.capacity() * sizeof(typename Vector::value_type));
+}
 } // namespace topovox

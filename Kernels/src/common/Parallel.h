@@ -56,6 +56,7 @@ void appendParts(Out& out, std::vector<Part>& parts, int threads)
   std::vector<size_t> at(parts.size() + 1, out.size());
   for (size_t k = 0; k < parts.size(); ++k)
     at[k + 1] = at[k] + parts[k].size();
+  reserveOnHugePages(out, at.back());
   out.resize(at.back());
   parallelFor(static_cast<int64_t>(parts.size()), threads, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
@@ -116,7 +117,9 @@ std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
   });
   for (size_t c = 1; c < count.size(); ++c)
     count[c] += count[c - 1];
-  std::vector<int64_t> out(static_cast<size_t>(count.back()));
+  std::vector<int64_t> out;
+  reserveOnHugePages(out, static_cast<size_t>(count.back()));
+  out.resize(static_cast<size_t>(count.back()));
   forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
     int64_t at = count[static_cast<size_t>(c)];
     for (int64_t j = j0; j < j1; ++j)

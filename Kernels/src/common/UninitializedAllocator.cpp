@@ -2,6 +2,7 @@
 // offers them (UninitializedAllocator.h).
 #include "topovox/UninitializedAllocator.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 #ifdef __linux__
@@ -40,6 +41,22 @@ void* allocateBytes(std::size_t bytes)
 void freeBytes(void* p, std::size_t)
 {
   std::free(p);
+}
+
+void adviseHugePages(void* p, std::size_t bytes)
+{
+#ifdef __linux__
+  if (bytes < kLarge)
+    return;
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (at + kHugePage - 1) / kHugePage * kHugePage;
+  const std::uintptr_t last = (at + bytes) / kHugePage * kHugePage;
+  if (last > first)
+    madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }
 }
 }

@@ -112,14 +112,19 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   };
   // The output's room is made while the entries sort: std::vector value-
   // initialises its pairs on one thread (88 bytes each: 3.8 GB for a 512^3
-  // field's 42.7 M pairs), which needs nothing from the sort. From a
-  // million pairs on (a thread's start costs tens of microseconds).
+  // field's 42.7 M pairs; on huge pages), which needs nothing from the
+  // sort. From a million pairs on (a thread's start costs tens of
+  // microseconds).
   std::vector<PersistencePair> pairs;
+  auto make = [&] {
+    reserveOnHugePages(pairs, Entries.size());
+    pairs.resize(Entries.size());
+  };
   std::future<void> made;
   if (Entries.size() >= kPairsMadeAside && threads > 1)
-    made = std::async(std::launch::async, [&] { pairs.resize(Entries.size()); });
+    made = std::async(std::launch::async, make);
   else
-    pairs.resize(Entries.size());
+    make();
   parallelSort(Entries, threads, [&](const Entry& a, const Entry& b) {
     if (a.dimension != b.dimension)
       return a.dimension < b.dimension;

@@ -309,7 +309,7 @@ struct MorsePairing::Impl
     if (third)
       throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
     std::vector<int64_t>().swap(DualEnds);
-    pairs.reserve(pairs.size() + maximumAt.size()); // a pair kills a maximum
+    reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t> cells = positionsWhere(
       n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
     const int64_t count = static_cast<int64_t>(cells.size());
@@ -375,7 +375,7 @@ struct MorsePairing::Impl
           dense, EdgeEnds[static_cast<size_t>(k + 1)])), static_cast<int32_t>(numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)])) } };
     });
     std::vector<int64_t>().swap(EdgeEnds);
-    pairs.reserve(pairs.size() + minimumAt.size()); // a pair kills a minimum
+    reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
     const std::vector<int64_t> edges =
       positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });
     const int64_t count = static_cast<int64_t>(edges.size());
@@ -481,7 +481,9 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   const int threads = p.threads();
   sortCritical(p.Critical, threads);
   p.Positions.build(p.Critical, threads);
+  reserveOnHugePages(p.Skip, p.Critical.size());
   p.Skip.assign(p.Critical.size(), 0);
+  reserveOnHugePages(p.EmptyColumn, p.Critical.size());
   p.EmptyColumn.assign(p.Critical.size(), 0);
   const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
   if (top && zero && p.Top >= 3 && threads > 1 && p.Critical.size() >= kTwoUnionFindsCells)
@@ -543,6 +545,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
       for (int64_t k = k0; k < k1; ++k)
         p.SlotOf[static_cast<size_t>(p.columnOf(need[static_cast<size_t>(k)]))] = static_cast<int32_t>(k);
     });
+    reserveOnHugePages(p.Given, need.size());
     p.Given.assign(need.size(), 0);
   }
   return need;
@@ -677,6 +680,7 @@ void MorsePairing::reduce()
   // write one flag): a 512^3 field's 43 million pairs took these loops 1.2
   // s on one thread (H200 machine, twenty-third session).
   const size_t unionFindPairs = p.Pairs.size();
+  reserveOnHugePages(p.Pairs, unionFindPairs + static_cast<size_t>(pairs.get_num_pairs()));
   p.Pairs.resize(unionFindPairs + static_cast<size_t>(pairs.get_num_pairs()));
   parallelFor(pairs.get_num_pairs(), p.threads(), [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)

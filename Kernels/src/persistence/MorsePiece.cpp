@@ -535,6 +535,7 @@ struct MorsePiece::Impl
     };
     const std::vector<int64_t> edges = positionsWhere(static_cast<int64_t>(Summary.critical.size()), Threads,
       [&](int64_t j) { return Summary.critical[static_cast<size_t>(j)].dimension == 1; });
+    reserveOnHugePages(Summary.edgeEnds, 3 * edges.size());
     Summary.edgeEnds.assign(3 * edges.size(), -1);
     parallelForDynamic(static_cast<int64_t>(edges.size()), Threads, 1024, [&](int, int64_t e0, int64_t e1) {
       std::vector<int64_t> path;
@@ -800,6 +801,8 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
   // Those reported here, as local cells; they are independent, so computed
   // in parallel (the gradient is only read), then flattened in order.
   std::vector<int64_t> mine, local;
+  reserveOnHugePages(mine, cells.size());
+  reserveOnHugePages(local, cells.size());
   int64_t c[3];
   for (int64_t whole : cells)
     if (P->reportedLocal(whole, c))
