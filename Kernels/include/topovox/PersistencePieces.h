@@ -21,6 +21,7 @@
 #pragma once
 
 #include "topovox/Persistence.h"
+#include "topovox/UninitializedAllocator.h"
 
 #include <cstdint>
 #include <memory>
@@ -67,24 +68,33 @@ struct PieceRegion
 // A critical cell: doubled-grid index in the whole image, the whole-image
 // linear index of the voxel that owns it (attains its value), its value in
 // filtration orientation (negated for superlevel; NaN never), dimension.
+// Plain values, set in full by whoever makes one: no default initialisers,
+// so that a summary's array of 85 M of them (a 512^3 field) is sized
+// without being zeroed on one thread (SummaryArray below).
 struct MorseCriticalCell
 {
-  int64_t cell = 0;
-  int64_t voxel = 0;
-  double value = 0;
-  int32_t dimension = 0;
+  int64_t cell;
+  int64_t voxel;
+  double value;
+  int32_t dimension;
 };
+
+// A summary's arrays: gigabytes at 512^3, each written in full on the
+// threads once sized, so their room is not zeroed first on one thread
+// (UninitializedAllocator.h: new elements are left unwritten).
+template <typename T>
+using SummaryArray = std::vector<T, UninitializedAllocator<T>>;
 
 struct MorsePieceSummary
 {
-  std::vector<MorseCriticalCell> critical; // those the piece reports
+  SummaryArray<MorseCriticalCell> critical; // those the piece reports
   // Dimension 0 (images of dimension >= 2): per reported critical edge,
   // (edge, minimum, minimum): where its two ends' gradient paths end.
-  std::vector<int64_t> edgeEnds;
+  SummaryArray<int64_t> edgeEnds;
   // The top dimension (no NaN): per critical (d-1)-cell of the closure and
   // per coface inside the piece, (cell, maximum): where the dual V-path
   // through that coface ends; -1 for the outside of the image.
-  std::vector<int64_t> dualEnds;
+  SummaryArray<int64_t> dualEnds;
   bool hasNan = false;
 
   std::vector<uint8_t> toBytes() const;

@@ -52,7 +52,7 @@ bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
 // cells on this repository's 2 cores: 1.53 s with the 40-byte cells in
 // the records, 1.23 s so). Lists in another order (several pieces) go to
 // parallelSort.
-void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
+void sortCritical(SummaryArray<MorseCriticalCell>& cells, int threads)
 {
   const size_t n = cells.size();
   if (n < 2)
@@ -162,7 +162,7 @@ void sortCritical(std::vector<MorseCriticalCell>& cells, int threads)
 class CellPositions
 {
 public:
-  void build(const std::vector<MorseCriticalCell>& critical, int threads)
+  void build(const SummaryArray<MorseCriticalCell>& critical, int threads)
   {
     size_t capacity = 16;
     while (capacity < 2 * critical.size())
@@ -231,9 +231,9 @@ struct MorsePairing::Impl
   PersistenceOptions Options;
   int Top = 0;
   bool HasNan = false;
-  std::vector<MorseCriticalCell> Critical; // filtration order once sorted
+  SummaryArray<MorseCriticalCell> Critical; // filtration order once sorted
   CellPositions Positions;
-  std::vector<int64_t> EdgeEnds, DualEnds;         // as the summaries give them
+  SummaryArray<int64_t> EdgeEnds, DualEnds;        // as the summaries give them
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
@@ -259,7 +259,7 @@ struct MorsePairing::Impl
 
   // Cells -> positions, in place, on `threads` threads (the table is only
   // read); negative entries (the outside) are kept.
-  void translate(std::vector<int64_t>& cells, int threads) const
+  void translate(SummaryArray<int64_t>& cells, int threads) const
   {
     parallelFor(static_cast<int64_t>(cells.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
@@ -308,7 +308,7 @@ struct MorsePairing::Impl
     });
     if (third)
       throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
-    std::vector<int64_t>().swap(DualEnds);
+    SummaryArray<int64_t>().swap(DualEnds);
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t> cells = positionsWhere(
       n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
@@ -374,7 +374,7 @@ struct MorsePairing::Impl
         ends[static_cast<size_t>(EdgeEnds[static_cast<size_t>(k)])] = { { static_cast<int32_t>(numberOf(
           dense, EdgeEnds[static_cast<size_t>(k + 1)])), static_cast<int32_t>(numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)])) } };
     });
-    std::vector<int64_t>().swap(EdgeEnds);
+    SummaryArray<int64_t>().swap(EdgeEnds);
     reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
     const std::vector<int64_t> edges =
       positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });

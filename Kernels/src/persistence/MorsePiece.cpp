@@ -430,7 +430,7 @@ struct MorsePiece::Impl
   // so a counting pass sizes every chunk's part first (no regrowth of
   // parts that hold hundreds of megabytes).
   template <typename Item, typename Body>
-  std::vector<Item> scanCritical(const int64_t lo[3], const int64_t hi[3], Body body, int perCell = 0) const
+  SummaryArray<Item> scanCritical(const int64_t lo[3], const int64_t hi[3], Body body, int perCell = 0) const
   {
     const int64_t ny = hi[1] - lo[1] + 1, nz = hi[2] - lo[2] + 1;
     if (ny <= 0 || nz <= 0 || hi[0] < lo[0])
@@ -450,7 +450,7 @@ struct MorsePiece::Impl
       }
       criticalInRows(lo, hi, r0, r1, [&](const int64_t* c) { body(c, out); });
     });
-    std::vector<Item> all;
+    SummaryArray<Item> all;
     appendParts(all, parts, Threads);
     return all;
   }
