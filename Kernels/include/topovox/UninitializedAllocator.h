@@ -1,5 +1,7 @@
-// UninitializedAllocator.h - the allocator of the kernels' large results
-// (Morphology.h's BinaryImage and GreyImage).
+// UninitializedAllocator.h - the allocator of the kernels' large arrays
+// (Morphology.h's BinaryImage and GreyImage, PersistencePieces.h's
+// SummaryArray), and reserveOnHugePages for std::vectors of the default
+// allocator.
 //
 // * New elements are left unwritten (unless given a value): every operator
 //   writes each voxel of its result, and zeroing a 512^3 volume's half
