@@ -138,21 +138,14 @@ void sortCritical(SummaryArray<MorseCriticalCell>& cells, int threads)
   for (int byte = 0; byte < 8; ++byte)
     if ((differ >> (8 * byte)) & 255)
       pass([byte](const Record& r) { return static_cast<size_t>((r.key >> (8 * byte)) & 255); });
-  // The cells in their order (gathered as bytes into unwritten room),
-  // then back into the list.
-  struct CellBytes
-  {
-    alignas(MorseCriticalCell) unsigned char b[sizeof(MorseCriticalCell)];
-  };
-  LargeArray<CellBytes> sorted(n);
+  // The cells gathered in their order into a new list (sized unwritten:
+  // SummaryArray), which takes the old one's place.
+  SummaryArray<MorseCriticalCell> sorted(n);
   forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
     for (size_t i = size_t(i0); i < size_t(i1); ++i)
-      std::memcpy(sorted[i].b, static_cast<const void*>(&cells[from[i].from]), sizeof(MorseCriticalCell));
+      sorted[i] = cells[from[i].from];
   });
-  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
-    std::memcpy(static_cast<void*>(&cells[size_t(i0)]), sorted[size_t(i0)].b,
-      static_cast<size_t>(i1 - i0) * sizeof(MorseCriticalCell));
-  });
+  cells.swap(sorted);
 }
 
 // Critical cell -> position in filtration order. Open addressing with
