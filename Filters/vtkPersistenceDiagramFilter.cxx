@@ -22,6 +22,7 @@
 #include "vtkPointData.h"
 #include "vtkPoints.h"
 #include "vtkPolyData.h"
+#include "vtkSMPTools.h"
 #include "vtkSignedCharArray.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkTable.h"
@@ -31,6 +32,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 vtkStandardNewMacro(vtkPersistenceDiagramFilter);
 vtkCxxSetObjectMacro(vtkPersistenceDiagramFilter, Controller, vtkMultiProcessController);
@@ -38,11 +40,12 @@ vtkCxxSetObjectMacro(vtkPersistenceDiagramFilter, Controller, vtkMultiProcessCon
 namespace
 {
 template <typename ArrayT>
-vtkSmartPointer<ArrayT> makeArray(const char* name, int components = 1)
+vtkSmartPointer<ArrayT> makeArray(const char* name, vtkIdType tuples, int components = 1)
 {
   auto a = vtkSmartPointer<ArrayT>::New();
   a->SetName(name);
   a->SetNumberOfComponents(components);
+  a->SetNumberOfTuples(tuples);
   return a;
 }
 
@@ -273,116 +276,154 @@ int vtkPersistenceDiagramFilter::RequestData(
   // Essential classes are drawn up to the far end of the values.
   const double far = super ? range[0] : range[1];
 
+  // The outputs are sized first and filled on the threads (vtkSMPTools;
+  // one thread under its Sequential backend, Debian's default), pair k at
+  // its own rows. About 35 InsertNext calls a pair on one thread made the
+  // Update of a 256^3 field (5.3 M pairs) 12.9 to 13.6 s, against 10.8 to
+  // 11.6 s of computation; so: 11.9 to 13.2 s, 11.4 and 12.1 s with
+  // VTK_SMP_BACKEND_IN_USE=STDThread (this repository's 2 cores). A 512^3
+  // field has 42.7 M pairs.
+  const vtkIdType n = static_cast<vtkIdType>(result.pairs.size());
+  // Port 2 has two voxels a pair, one for an essential class: where pair
+  // k's first goes.
+  std::vector<vtkIdType> voxelAt(static_cast<size_t>(n) + 1, 0);
+  for (vtkIdType k = 0; k < n; ++k)
+    voxelAt[static_cast<size_t>(k) + 1] = voxelAt[static_cast<size_t>(k)] + (result.pairs[static_cast<size_t>(k)].essential ? 1 : 2);
+  const vtkIdType voxels = voxelAt[static_cast<size_t>(n)];
+
   // Port 1: the table.
-  auto tPairId = makeArray<vtkIntArray>("PairIdentifier");
-  auto tDim = makeArray<vtkIntArray>("Dimension");
-  auto tBirth = makeArray<vtkDoubleArray>("Birth");
-  auto tDeath = makeArray<vtkDoubleArray>("Death");
-  auto tPers = makeArray<vtkDoubleArray>("Persistence");
-  auto tFinite = makeArray<vtkSignedCharArray>("IsFinite");
-  auto tBirthId = makeArray<vtkIdTypeArray>("BirthId");
-  auto tDeathId = makeArray<vtkIdTypeArray>("DeathId");
+  auto tPairId = makeArray<vtkIntArray>("PairIdentifier", n);
+  auto tDim = makeArray<vtkIntArray>("Dimension", n);
+  auto tBirth = makeArray<vtkDoubleArray>("Birth", n);
+  auto tDeath = makeArray<vtkDoubleArray>("Death", n);
+  auto tPers = makeArray<vtkDoubleArray>("Persistence", n);
+  auto tFinite = makeArray<vtkSignedCharArray>("IsFinite", n);
+  auto tBirthId = makeArray<vtkIdTypeArray>("BirthId", n);
+  auto tDeathId = makeArray<vtkIdTypeArray>("DeathId", n);
   vtkSmartPointer<vtkIdTypeArray> tCoord[6];
   const char* coordNames[6] = { "BirthX", "BirthY", "BirthZ", "DeathX", "DeathY", "DeathZ" };
   for (int k = 0; k < 6; ++k)
-    tCoord[k] = makeArray<vtkIdTypeArray>(coordNames[k]);
+    tCoord[k] = makeArray<vtkIdTypeArray>(coordNames[k], n);
 
-  // Port 0: the diagram, TTK's layout.
+  // Port 0: the diagram, TTK's layout: two points and a line a pair, then
+  // the diagonal.
   vtkNew<vtkPoints> dPoints;
   dPoints->SetDataTypeToDouble();
-  vtkNew<vtkCellArray> dLines;
-  auto cPairId = makeArray<vtkIntArray>("PairIdentifier");
-  auto cPairType = makeArray<vtkIntArray>("PairType");
-  auto cPers = makeArray<vtkDoubleArray>("Persistence");
-  auto cBirth = makeArray<vtkDoubleArray>("Birth");
-  auto cFinite = makeArray<vtkSignedCharArray>("IsFinite");
-  auto pType = makeArray<vtkIntArray>("CriticalType");
-  auto pVertex = makeArray<vtkIdTypeArray>("ttkVertexScalarField");
-  auto pCoords = makeArray<vtkDoubleArray>("Coordinates", 3);
+  dPoints->SetNumberOfPoints(2 * n + 2);
+  double* const dXyz = vtkArrayDownCast<vtkDoubleArray>(dPoints->GetData())->GetPointer(0);
+  auto cPairId = makeArray<vtkIntArray>("PairIdentifier", n + 1);
+  auto cPairType = makeArray<vtkIntArray>("PairType", n + 1);
+  auto cPers = makeArray<vtkDoubleArray>("Persistence", n + 1);
+  auto cBirth = makeArray<vtkDoubleArray>("Birth", n + 1);
+  auto cFinite = makeArray<vtkSignedCharArray>("IsFinite", n + 1);
+  auto pType = makeArray<vtkIntArray>("CriticalType", 2 * n + 2);
+  auto pVertex = makeArray<vtkIdTypeArray>("ttkVertexScalarField", 2 * n + 2);
+  auto pCoords = makeArray<vtkDoubleArray>("Coordinates", 2 * n + 2, 3);
 
   // Port 2: the critical voxels.
   vtkNew<vtkPoints> vPoints;
   vPoints->SetDataTypeToDouble();
-  vtkNew<vtkCellArray> vVerts;
-  auto vPairId = makeArray<vtkIntArray>("PairIdentifier");
-  auto vDim = makeArray<vtkIntArray>("Dimension");
-  auto vPers = makeArray<vtkDoubleArray>("Persistence");
-  auto vRole = makeArray<vtkSignedCharArray>("Role");
+  vPoints->SetNumberOfPoints(voxels);
+  double* const vXyz = vtkArrayDownCast<vtkDoubleArray>(vPoints->GetData())->GetPointer(0);
+  auto put = [](double* to, vtkIdType point, double x, double y, double z) {
+    to[3 * point] = x;
+    to[3 * point + 1] = y;
+    to[3 * point + 2] = z;
+  };
+  auto vPairId = makeArray<vtkIntArray>("PairIdentifier", voxels);
+  auto vDim = makeArray<vtkIntArray>("Dimension", voxels);
+  auto vPers = makeArray<vtkDoubleArray>("Persistence", voxels);
+  auto vRole = makeArray<vtkSignedCharArray>("Role", voxels);
 
   const int complexDim = result.dimension;
-  int pairId = 0;
-  for (const auto& p : result.pairs)
-  {
-    const double persistence = p.essential ? std::fabs(far - p.birth) : p.persistence();
-    const double drawnDeath = p.essential ? far : p.death;
-    const vtkIdType birthId = voxelId(p.birthVoxel);
-    const vtkIdType deathId = p.essential ? -1 : voxelId(p.deathVoxel);
-
-    tPairId->InsertNextValue(pairId);
-    tDim->InsertNextValue(p.dimension);
-    tBirth->InsertNextValue(p.birth);
-    tDeath->InsertNextValue(p.death);
-    tPers->InsertNextValue(p.persistence());
-    tFinite->InsertNextValue(p.essential ? 0 : 1);
-    tBirthId->InsertNextValue(birthId);
-    tDeathId->InsertNextValue(deathId);
-    for (int a = 0; a < 3; ++a)
+  vtkSMPTools::For(0, n, [&](vtkIdType k0, vtkIdType k1) {
+    for (vtkIdType k = k0; k < k1; ++k)
     {
-      tCoord[a]->InsertNextValue(p.birthVoxel[a]);
-      tCoord[3 + a]->InsertNextValue(p.essential ? -1 : p.deathVoxel[a]);
-    }
+      const topovox::PersistencePair& p = result.pairs[static_cast<size_t>(k)];
+      const int pairId = static_cast<int>(k);
+      const double persistence = p.essential ? std::fabs(far - p.birth) : p.persistence();
+      const double drawnDeath = p.essential ? far : p.death;
+      const vtkIdType birthId = voxelId(p.birthVoxel);
+      const vtkIdType deathId = p.essential ? -1 : voxelId(p.deathVoxel);
 
-    double bxyz[3], dxyz[3] = { 0, 0, 0 };
-    world(p.birthVoxel, bxyz);
-    if (!p.essential)
-      world(p.deathVoxel, dxyz);
-    const vtkIdType a = dPoints->InsertNextPoint(p.birth, p.birth, 0);
-    const vtkIdType b = dPoints->InsertNextPoint(p.birth, drawnDeath, 0);
-    const vtkIdType line[2] = { a, b };
-    dLines->InsertNextCell(2, line);
-    cPairId->InsertNextValue(pairId);
-    cPairType->InsertNextValue(p.dimension);
-    cPers->InsertNextValue(persistence);
-    cBirth->InsertNextValue(p.birth);
-    cFinite->InsertNextValue(p.essential ? 0 : 1);
-    pType->InsertNextValue(criticalType(p.dimension, complexDim));
-    pType->InsertNextValue(criticalType(p.dimension + 1, complexDim));
-    pVertex->InsertNextValue(birthId);
-    pVertex->InsertNextValue(deathId);
-    pCoords->InsertNextTuple(bxyz);
-    pCoords->InsertNextTuple(dxyz);
+      tPairId->SetValue(k, pairId);
+      tDim->SetValue(k, p.dimension);
+      tBirth->SetValue(k, p.birth);
+      tDeath->SetValue(k, p.death);
+      tPers->SetValue(k, p.persistence());
+      tFinite->SetValue(k, p.essential ? 0 : 1);
+      tBirthId->SetValue(k, birthId);
+      tDeathId->SetValue(k, deathId);
+      for (int a = 0; a < 3; ++a)
+      {
+        tCoord[a]->SetValue(k, p.birthVoxel[a]);
+        tCoord[3 + a]->SetValue(k, p.essential ? -1 : p.deathVoxel[a]);
+      }
 
-    for (int role = 0; role < (p.essential ? 1 : 2); ++role)
-    {
-      const vtkIdType v = vPoints->InsertNextPoint(role ? dxyz : bxyz);
-      vVerts->InsertNextCell(1, &v);
-      vPairId->InsertNextValue(pairId);
-      vDim->InsertNextValue(p.dimension);
-      vPers->InsertNextValue(persistence);
-      vRole->InsertNextValue(static_cast<signed char>(role));
+      double bxyz[3], dxyz[3] = { 0, 0, 0 };
+      world(p.birthVoxel, bxyz);
+      if (!p.essential)
+        world(p.deathVoxel, dxyz);
+      put(dXyz, 2 * k, p.birth, p.birth, 0);
+      put(dXyz, 2 * k + 1, p.birth, drawnDeath, 0);
+      cPairId->SetValue(k, pairId);
+      cPairType->SetValue(k, p.dimension);
+      cPers->SetValue(k, persistence);
+      cBirth->SetValue(k, p.birth);
+      cFinite->SetValue(k, p.essential ? 0 : 1);
+      pType->SetValue(2 * k, criticalType(p.dimension, complexDim));
+      pType->SetValue(2 * k + 1, criticalType(p.dimension + 1, complexDim));
+      pVertex->SetValue(2 * k, birthId);
+      pVertex->SetValue(2 * k + 1, deathId);
+      pCoords->SetTypedTuple(2 * k, bxyz);
+      pCoords->SetTypedTuple(2 * k + 1, dxyz);
+
+      const vtkIdType first = voxelAt[static_cast<size_t>(k)];
+      for (int role = 0; role < (p.essential ? 1 : 2); ++role)
+      {
+        const vtkIdType v = first + role;
+        const double* xyz = role ? dxyz : bxyz;
+        put(vXyz, v, xyz[0], xyz[1], xyz[2]);
+        vPairId->SetValue(v, pairId);
+        vDim->SetValue(v, p.dimension);
+        vPers->SetValue(v, persistence);
+        vRole->SetValue(v, static_cast<signed char>(role));
+      }
     }
-    ++pairId;
-  }
+  });
   // The diagonal, as TTK draws it.
   {
     const double lo = range[0], hi = range[1];
-    const vtkIdType a = dPoints->InsertNextPoint(lo, lo, 0);
-    const vtkIdType b = dPoints->InsertNextPoint(hi, hi, 0);
-    const vtkIdType line[2] = { a, b };
-    dLines->InsertNextCell(2, line);
-    cPairId->InsertNextValue(-1);
-    cPairType->InsertNextValue(-1);
-    cPers->InsertNextValue(0);
-    cBirth->InsertNextValue(lo);
-    cFinite->InsertNextValue(1);
-    for (int k = 0; k < 2; ++k)
+    put(dXyz, 2 * n, lo, lo, 0);
+    put(dXyz, 2 * n + 1, hi, hi, 0);
+    cPairId->SetValue(n, -1);
+    cPairType->SetValue(n, -1);
+    cPers->SetValue(n, 0);
+    cBirth->SetValue(n, lo);
+    cFinite->SetValue(n, 1);
+    const double zero[3] = { 0, 0, 0 };
+    for (vtkIdType k = 2 * n; k < 2 * n + 2; ++k)
     {
-      pType->InsertNextValue(-1);
-      pVertex->InsertNextValue(-1);
-      const double zero[3] = { 0, 0, 0 };
-      pCoords->InsertNextTuple(zero);
+      pType->SetValue(k, -1);
+      pVertex->SetValue(k, -1);
+      pCoords->SetTypedTuple(k, zero);
     }
   }
+  // The lines (point 2k to 2k + 1) and the vertices (one a point), as
+  // offsets and connectivity.
+  auto sequence = [](vtkIdType count, vtkIdType step) {
+    auto a = vtkSmartPointer<vtkIdTypeArray>::New();
+    a->SetNumberOfValues(count);
+    vtkSMPTools::For(0, count, [&](vtkIdType i0, vtkIdType i1) {
+      for (vtkIdType i = i0; i < i1; ++i)
+        a->SetValue(i, step * i);
+    });
+    return a;
+  };
+  vtkNew<vtkCellArray> dLines;
+  dLines->SetData(sequence(n + 2, 2), sequence(2 * n + 2, 1));
+  vtkNew<vtkCellArray> vVerts;
+  vVerts->SetData(sequence(voxels + 1, 1), sequence(voxels, 1));
 
   table->AddColumn(tPairId);
   table->AddColumn(tDim);
