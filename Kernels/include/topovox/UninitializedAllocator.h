@@ -99,4 +99,18 @@ void reserveOnHugePages(Vector& v, std::size_t n)
   v.reserve(n);
   detail::adviseHugePages(v.data(), v.capacity() * sizeof(typename Vector::value_type));
 }
+// v sized to n (resize: new elements made as v's allocator makes them), or
+// set to n copies of `value` (assign), in room from reserveOnHugePages.
+template <typename Vector>
+void resizeOnHugePages(Vector& v, std::size_t n)
+{
+  reserveOnHugePages(v, n);
+  v.resize(n);
+}
+template <typename Vector>
+void assignOnHugePages(Vector& v, std::size_t n, const typename Vector::value_type& value)
+{
+  reserveOnHugePages(v, n);
+  v.assign(n, value);
+}
 } // namespace topovox

@@ -56,8 +56,7 @@ void appendParts(Out& out, std::vector<Part>& parts, int threads)
   std::vector<size_t> at(parts.size() + 1, out.size());
   for (size_t k = 0; k < parts.size(); ++k)
     at[k + 1] = at[k] + parts[k].size();
-  reserveOnHugePages(out, at.back());
-  out.resize(at.back());
+  resizeOnHugePages(out, at.back());
   parallelFor(static_cast<int64_t>(parts.size()), threads, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
     {
@@ -90,15 +89,6 @@ int64_t mergeSplit(const T* a, int64_t na, const T* b, int64_t nb, int64_t k, Le
 }
 }
 
-// std::sort on `threads` threads: contiguous chunks sorted in parallel, then
-// merged pairwise, round after round. The result is the same as std::sort's
-// for a strict weak order with no equal elements (ties may come out in
-// another order). For trivially copyable values every round runs on all the
-// threads: each merge is cut by the merge path into as many parts as there
-// are threads for it, written into a spare array (the two swap roles each
-// round). In place (std::inplace_merge, a merge a thread) the last round
-// ran on one thread: for the 42.7 million 40-byte entries of a 512^3
-// field's diagram, it moved every entry on one core.
 // The j in [0, n) where keep(j) holds, in increasing order, found on the
 // threads: each chunk counts its own, then writes them after the counts of
 // the chunks before it. (The persistence pairing's lists of the critical
@@ -118,8 +108,7 @@ std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
   for (size_t c = 1; c < count.size(); ++c)
     count[c] += count[c - 1];
   std::vector<int64_t> out;
-  reserveOnHugePages(out, static_cast<size_t>(count.back()));
-  out.resize(static_cast<size_t>(count.back()));
+  resizeOnHugePages(out, static_cast<size_t>(count.back()));
   forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
     int64_t at = count[static_cast<size_t>(c)];
     for (int64_t j = j0; j < j1; ++j)
@@ -129,6 +118,15 @@ std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
   return out;
 }
 
+// std::sort on `threads` threads: contiguous chunks sorted in parallel, then
+// merged pairwise, round after round. The result is the same as std::sort's
+// for a strict weak order with no equal elements (ties may come out in
+// another order). For trivially copyable values every round runs on all the
+// threads: each merge is cut by the merge path into as many parts as there
+// are threads for it, written into a spare array (the two swap roles each
+// round). In place (std::inplace_merge, a merge a thread) the last round
+// ran on one thread: for the 42.7 million 40-byte entries of a 512^3
+// field's diagram, it moved every entry on one core.
 template <typename T, typename Allocator, typename Less>
 void parallelSort(std::vector<T, Allocator>& v, int threads, Less less)
 {

@@ -116,10 +116,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // sort. From a million pairs on (a thread's start costs tens of
   // microseconds).
   std::vector<PersistencePair> pairs;
-  auto make = [&] {
-    reserveOnHugePages(pairs, Entries.size());
-    pairs.resize(Entries.size());
-  };
+  auto make = [&] { resizeOnHugePages(pairs, Entries.size()); };
   std::future<void> made;
   if (Entries.size() >= kPairsMadeAside && threads > 1)
     made = std::async(std::launch::async, make);

@@ -474,10 +474,8 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   const int threads = p.threads();
   sortCritical(p.Critical, threads);
   p.Positions.build(p.Critical, threads);
-  reserveOnHugePages(p.Skip, p.Critical.size());
-  p.Skip.assign(p.Critical.size(), 0);
-  reserveOnHugePages(p.EmptyColumn, p.Critical.size());
-  p.EmptyColumn.assign(p.Critical.size(), 0);
+  assignOnHugePages(p.Skip, p.Critical.size(), 0);
+  assignOnHugePages(p.EmptyColumn, p.Critical.size(), 0);
   const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
   if (top && zero && p.Top >= 3 && threads > 1 && p.Critical.size() >= kTwoUnionFindsCells)
   {
@@ -538,8 +536,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
       for (int64_t k = k0; k < k1; ++k)
         p.SlotOf[static_cast<size_t>(p.columnOf(need[static_cast<size_t>(k)]))] = static_cast<int32_t>(k);
     });
-    reserveOnHugePages(p.Given, need.size());
-    p.Given.assign(need.size(), 0);
+    assignOnHugePages(p.Given, need.size(), 0);
   }
   return need;
 }
@@ -673,8 +670,7 @@ void MorsePairing::reduce()
   // write one flag): a 512^3 field's 43 million pairs took these loops 1.2
   // s on one thread (H200 machine, twenty-third session).
   const size_t unionFindPairs = p.Pairs.size();
-  reserveOnHugePages(p.Pairs, unionFindPairs + static_cast<size_t>(pairs.get_num_pairs()));
-  p.Pairs.resize(unionFindPairs + static_cast<size_t>(pairs.get_num_pairs()));
+  resizeOnHugePages(p.Pairs, unionFindPairs + static_cast<size_t>(pairs.get_num_pairs()));
   parallelFor(pairs.get_num_pairs(), p.threads(), [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
     {

@@ -535,8 +535,7 @@ struct MorsePiece::Impl
     };
     const std::vector<int64_t> edges = positionsWhere(static_cast<int64_t>(Summary.critical.size()), Threads,
       [&](int64_t j) { return Summary.critical[static_cast<size_t>(j)].dimension == 1; });
-    reserveOnHugePages(Summary.edgeEnds, 3 * edges.size());
-    Summary.edgeEnds.assign(3 * edges.size(), -1);
+    assignOnHugePages(Summary.edgeEnds, 3 * edges.size(), -1);
     parallelForDynamic(static_cast<int64_t>(edges.size()), Threads, 1024, [&](int, int64_t e0, int64_t e1) {
       std::vector<int64_t> path;
       int64_t c[3];
