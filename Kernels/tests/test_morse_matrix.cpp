@@ -10,6 +10,12 @@
 // so that sums and the chunk reduction's removals cross that size both
 // ways (a removal that left the rows behind made the chunk reduction loop
 // without end).
+//
+// The lock-free reduction (LockFreeReduction.h) on the same matrices, on 1
+// to 8 threads (more than this repository's 2 cores: the threads are cut
+// off mid-column and meet on the same rows): its pairs must be the twist
+// reduction's, and it must leave the matrix as given.
+#include "../src/persistence/LockFreeReduction.h"
 #include "../src/persistence/MorseMatrix.h"
 
 #include "KernelCheck.h"
@@ -139,6 +145,27 @@ void compare(const std::string& what, const RandomMatrix& m, size_t blockRows, i
   pb.sort();
   expect(pa == pb, what + ": pairs");
 }
+
+void compareLockFree(const std::string& what, const RandomMatrix& m, int threads)
+{
+  phat::boundary_matrix<phat::vector_vector> reference;
+  fill(reference, m);
+  morse::MorseMatrix ours;
+  fill(ours, m, 3, 2);
+  const std::vector<std::pair<int64_t, int64_t>> lockFree = morse::reduceLockFree(ours.columns(), threads);
+  std::string where;
+  const bool kept = sameColumns(ours, reference, where);
+  expect(kept, what + ": the matrix is left as given (" + where + ")");
+  phat::persistence_pairs expected, got;
+  phat::compute_persistence_pairs<phat::twist_reduction>(expected, reference);
+  for (const auto& pr : lockFree)
+    got.append_pair(pr.first, pr.second);
+  expected.sort();
+  got.sort();
+  expect(got == expected,
+    what + ": pairs (" + std::to_string(got.get_num_pairs()) + " against twist's " +
+      std::to_string(expected.get_num_pairs()) + ")");
+}
 } // namespace
 
 int main()
@@ -177,6 +204,23 @@ int main()
 #else
     (void)before;
 #endif
+  }
+
+  // The lock-free reduction, on matrices whose sums grow long (a tenth of
+  // a column's rows near it) and on the cases above, with 1, 2, 4 and 8
+  // threads, several times each (races differ from run to run).
+  {
+    std::vector<RandomMatrix> matrices;
+    for (const Case& c : cases)
+      matrices.push_back(randomMatrix(rng, c.n, c.top, c.most));
+    matrices.push_back(randomMatrix(rng, 200000, 3, 5));
+    matrices.push_back(randomMatrix(rng, 50000, 2, 20));
+    for (size_t k = 0; k < matrices.size(); ++k)
+      for (const int threads : { 1, 2, 4, 8 })
+        for (int repeat = 0; repeat < (threads > 1 ? 3 : 1); ++repeat)
+          compareLockFree("lock-free, matrix " + std::to_string(k) + " (" +
+              std::to_string(matrices[k].columns.size()) + " columns), " + std::to_string(threads) + " threads",
+            matrices[k], threads);
   }
 
   // A matrix with an empty column between two full ones keeps the rows of

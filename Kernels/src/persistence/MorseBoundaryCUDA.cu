@@ -309,8 +309,7 @@ std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const 
   check(cudaMemcpy(used, sizes.ptr, sizeof used, cudaMemcpyDeviceToHost), "cudaMemcpy");
   const size_t written = static_cast<size_t>(std::min(used[0], used[2]));
   std::vector<int64_t> records;
-  reserveOnHugePages(records, written); // (gigabytes at 512^3, written by the copy)
-  records.resize(written);
+  resizeOnHugePages(records, written); // (gigabytes at 512^3, written by the copy)
   cuda::copyToHost(records.data(), flat.ptr, written * sizeof(int64_t), defaultThreadCount());
   left->resize(static_cast<size_t>(used[1]));
   if (used[1])

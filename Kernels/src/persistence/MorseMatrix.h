@@ -171,6 +171,16 @@ public:
     });
   }
 
+  // ---- Reading, outside PHAT ----
+  // Column j's rows, *size of them (LockFreeReduction.cpp reads the
+  // columns as given on several threads while nothing writes them).
+  const Row* rowsOf(int64_t j, int32_t& size) const
+  {
+    const Column& c = Columns[static_cast<size_t>(j)];
+    size = c.size;
+    return c.data();
+  }
+
 private:
   // Up to this many rows live in the column itself.
   static constexpr int32_t kInlineRows = 6;
@@ -253,6 +263,7 @@ class MorseMatrix : public phat::boundary_matrix<MorseColumns>
 {
 public:
   MorseColumns& columns() { return rep; }
+  const MorseColumns& columns() const { return rep; }
 };
 } // namespace morse
 } // namespace topovox

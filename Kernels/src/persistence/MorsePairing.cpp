@@ -8,6 +8,7 @@
 
 #include "topovox/UninitializedAllocator.h"
 
+#include "LockFreeReduction.h"
 #include "MorseMatrix.h"
 
 #include "../common/LargeArray.h"
@@ -26,6 +27,7 @@
 #include <functional>
 #include <future>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 namespace topovox
@@ -599,35 +601,45 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
 
 namespace
 {
-// Whether the Morse matrix is reduced by PHAT's chunk reduction (several
-// threads, a build with OpenMP) or its twist reduction (one thread).
-// TOPOVOX_PHAT_REDUCTION=twist|chunk overrides, for benchmarks (chunk on
-// one thread is allowed: it is the same reduction, serial).
-//
-// Only from kChunkColumns columns on: an OpenMP team waits at each of the
-// chunk reduction's barriers for its slowest thread, and on a machine whose
-// other work holds a few cores some of the 16 threads are always waiting
-// for one. On the H200 machine with two cores kept busy, the stage
-// "reduction and diagram" took 91 to 107 ms with the chunk reduction on
-// bonsai_256, engine_256x256x128 and colin27_t1 (131,334, 61,708 and
-// 300,994 columns), 13 to 52 ms with twist. On an idle machine the chunks
-// saved bonsai_256 and engine_256x256x128 nothing beyond the spread, and
-// colin27_t1 15 to 25 ms of its 130 to 170 (36 against 46 to 61 ms): it
-// keeps them, and a loaded machine costs it about 50 ms. bench/README.md,
-// twenty-third session.
-constexpr int64_t kChunkColumns = int64_t(1) << 18;
-
-bool chunkReduction(int threads, int64_t columns)
+// How the Morse matrix is reduced: PHAT's twist reduction (one thread),
+// its chunk reduction (OpenMP's threads) or the lock-free reduction
+// (LockFreeReduction.h, any threads).
+enum class Reduction
 {
-#ifdef _OPENMP
+  Twist,
+  Chunk,
+  LockFree
+};
+
+// The lock-free reduction on several threads from kParallelColumns
+// columns on, else twist. TOPOVOX_PHAT_REDUCTION=twist|chunk|lockfree
+// overrides, for benchmarks (chunk and lockfree on one thread are allowed:
+// the same reductions, serial; chunk falls back to twist in a build
+// without OpenMP).
+//
+// Below kParallelColumns, twist: on the H200 machine with two cores kept
+// busy, the stage "reduction and diagram" took 91 to 107 ms with PHAT's
+// chunk reduction on bonsai_256, engine_256x256x128 and colin27_t1
+// (131,334, 61,708 and 300,994 columns), 13 to 52 ms with twist: an OpenMP
+// team waits at each of the chunk reduction's barriers for its slowest
+// thread (bench/README.md, twenty-third session).
+constexpr int64_t kParallelColumns = int64_t(1) << 18;
+
+Reduction reductionFor(int threads, int64_t columns)
+{
   if (const char* e = std::getenv("TOPOVOX_PHAT_REDUCTION"))
-    return std::string(e) == "chunk";
-  return threads > 1 && columns >= kChunkColumns;
-#else
-  (void)threads;
-  (void)columns;
-  return false;
+  {
+    const std::string name(e);
+#ifdef _OPENMP
+    if (name == "chunk")
+      return Reduction::Chunk;
 #endif
+    if (name == "lockfree")
+      return Reduction::LockFree;
+    if (name == "twist" || name == "chunk")
+      return Reduction::Twist;
+  }
+  return threads > 1 && columns >= kParallelColumns ? Reduction::LockFree : Reduction::Twist;
 }
 } // namespace
 
@@ -642,43 +654,54 @@ void MorsePairing::reduce()
   p.MatrixColumn = LargeArray<int64_t>();
   const std::vector<int64_t>& positionOf = p.PositionOf;
   morse::MorseMatrix& matrix = p.Matrix;
-  phat::persistence_pairs pairs;
-  const int reductionThreads = std::min(p.threads(), p.MatrixThreads);
-  if (chunkReduction(reductionThreads, static_cast<int64_t>(matrix.get_num_cols())))
+  // The reduction's pairs (matrix columns) go after union-find's, as
+  // positions, on the threads (a 512^3 field's 43 million pairs took this
+  // 1.2 s on one thread, H200 machine, twenty-third session).
+  const size_t unionFindPairs = p.Pairs.size();
+  auto append = [&](int64_t count, auto pairAt) {
+    resizeOnHugePages(p.Pairs, unionFindPairs + static_cast<size_t>(count));
+    parallelFor(count, p.threads(), [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const std::pair<int64_t, int64_t> pr = pairAt(k);
+        p.Pairs[unionFindPairs + static_cast<size_t>(k)] = { positionOf[static_cast<size_t>(pr.first)],
+          positionOf[static_cast<size_t>(pr.second)] };
+      }
+    });
+  };
+  const Reduction how = reductionFor(p.threads(), static_cast<int64_t>(matrix.get_num_cols()));
+  if (how == Reduction::LockFree)
   {
-    // PHAT's chunk reduction, on OpenMP's threads: on the H200 machine's
-    // 16 cores it took a 256^3 Gaussian field's reduction and diagram (CPU
-    // path) from 2.56 s to 2.32 to 2.40 s (bench/README.md, twenty-first
-    // session); the pairs are the twist reduction's (persistence pairs do
-    // not depend on the reduction's order), which the tests check against
-    // CubicalRipser.
-    // The thread count is set for the call and put back after (also when
-    // the reduction throws): the reduction itself drops it to 1 on small
-    // matrices.
-    struct OmpThreads
-    {
-      int before = omp_get_max_threads();
-      explicit OmpThreads(int n) { omp_set_num_threads(n); }
-      ~OmpThreads() { omp_set_num_threads(before); }
-    } scoped(reductionThreads);
-    phat::compute_persistence_pairs<phat::chunk_reduction>(pairs, matrix);
+    // 512^3 k^-1 field on the H200 machine's 16 cores: PHAT's chunk
+    // reduction took 11.5 s, one pass of it serial (bench/README.md,
+    // twenty-seventh session).
+    const std::vector<std::pair<int64_t, int64_t>> pairs = morse::reduceLockFree(matrix.columns(), p.threads());
+    append(static_cast<int64_t>(pairs.size()), [&](int64_t k) { return pairs[static_cast<size_t>(k)]; });
   }
   else
-    phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
-  // The reduction's pairs after union-find's, and which critical cells are
-  // paired, on the threads (a cell is in one pair at most, so no two threads
-  // write one flag): a 512^3 field's 43 million pairs took these loops 1.2
-  // s on one thread (H200 machine, twenty-third session).
-  const size_t unionFindPairs = p.Pairs.size();
-  resizeOnHugePages(p.Pairs, unionFindPairs + static_cast<size_t>(pairs.get_num_pairs()));
-  parallelFor(pairs.get_num_pairs(), p.threads(), [&](int, int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k)
+  {
+    phat::persistence_pairs pairs;
+    if (how == Reduction::Chunk)
     {
-      const auto pr = pairs.get_pair(k);
-      p.Pairs[unionFindPairs + static_cast<size_t>(k)] = { positionOf[static_cast<size_t>(pr.first)],
-        positionOf[static_cast<size_t>(pr.second)] };
+      // PHAT's chunk reduction on OpenMP's threads. The thread count is set
+      // for the call and put back after (also when the reduction throws):
+      // the reduction itself drops it to 1 on small matrices; no more than
+      // the matrix sized its per-thread arenas for.
+      struct OmpThreads
+      {
+        int before = omp_get_max_threads();
+        explicit OmpThreads(int n) { omp_set_num_threads(n); }
+        ~OmpThreads() { omp_set_num_threads(before); }
+      } scoped(std::min(p.threads(), p.MatrixThreads));
+      phat::compute_persistence_pairs<phat::chunk_reduction>(pairs, matrix);
     }
-  });
+    else
+      phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
+    append(pairs.get_num_pairs(), [&](int64_t k) {
+      const auto pr = pairs.get_pair(k);
+      return std::pair<int64_t, int64_t>(pr.first, pr.second);
+    });
+  }
   // The matrix's memory goes before the diagram's comes.
   p.Matrix = morse::MorseMatrix();
   std::vector<int64_t>().swap(p.PositionOf);

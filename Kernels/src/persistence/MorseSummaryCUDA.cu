@@ -349,8 +349,7 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
 {
   const int64_t lo = h.start[b], n = h.start[b + 1] - lo;
   // (The results on huge pages: gigabytes at 512^3, written at once.)
-  reserveOnHugePages(s.critical, static_cast<size_t>(n));
-  s.critical.resize(static_cast<size_t>(n));
+  resizeOnHugePages(s.critical, static_cast<size_t>(n));
   const int64_t chunks = chunksOf(n, 8 * int64_t(threads), 4096);
   std::vector<int64_t> edges(static_cast<size_t>(chunks) + 1, 0), facets(static_cast<size_t>(chunks) + 1, 0);
   forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t c) {
@@ -368,10 +367,8 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
   const bool withEdges = grid.top >= 2, withDual = grid.top >= 1 && !s.hasNan;
   const size_t edgeEnds = withEdges ? static_cast<size_t>(3 * edges.back()) : 0,
                dualEnds = withDual ? static_cast<size_t>(4 * facets.back()) : 0;
-  reserveOnHugePages(s.edgeEnds, edgeEnds);
-  s.edgeEnds.resize(edgeEnds);
-  reserveOnHugePages(s.dualEnds, dualEnds);
-  s.dualEnds.resize(dualEnds);
+  resizeOnHugePages(s.edgeEnds, edgeEnds);
+  resizeOnHugePages(s.dualEnds, dualEnds);
   auto end = [](I e) { return e == ~I(0) ? int64_t(-1) : static_cast<int64_t>(e); };
   dispatchScalarType(image.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
