@@ -24,6 +24,8 @@
 #include "CriticalCellLimitRun.h"
 #include "KernelCheck.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +33,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 #include <zlib.h>
 
@@ -117,18 +120,53 @@ void compareDiagrams(const std::string& name, const GridView& g, const std::stri
   });
 }
 
-bool sameSummary(const MorsePieceSummary& a, const MorsePieceSummary& b)
+// A summary's cells, (cell, minimum, minimum) edge ends and (cell,
+// maximum) dual ends, each in increasing order: the GPU may list a whole
+// image's cells in the filtration order, the CPU lists them by index.
+struct CanonicalSummary
 {
-  if (a.critical.size() != b.critical.size() || a.edgeEnds != b.edgeEnds || a.dualEnds != b.dualEnds ||
-    a.hasNan != b.hasNan)
-    return false;
-  for (size_t k = 0; k < a.critical.size(); ++k)
+  std::vector<std::tuple<int64_t, int64_t, double, int32_t>> cells;
+  std::vector<std::array<int64_t, 3>> edgeEnds;
+  std::vector<std::array<int64_t, 2>> dualEnds;
+  bool hasNan;
+
+  explicit CanonicalSummary(const MorsePieceSummary& s)
+    : hasNan(s.hasNan)
   {
-    const MorseCriticalCell &p = a.critical[k], &q = b.critical[k];
-    if (p.cell != q.cell || p.voxel != q.voxel || p.value != q.value || p.dimension != q.dimension)
-      return false;
+    for (const MorseCriticalCell& c : s.critical)
+      cells.emplace_back(c.cell, c.voxel, c.value, c.dimension);
+    for (size_t k = 0; k + 2 < s.edgeEnds.size(); k += 3)
+      edgeEnds.push_back({ { s.edgeEnds[k], s.edgeEnds[k + 1], s.edgeEnds[k + 2] } });
+    for (size_t k = 0; k + 1 < s.dualEnds.size(); k += 2)
+      dualEnds.push_back({ { s.dualEnds[k], s.dualEnds[k + 1] } });
+    std::sort(cells.begin(), cells.end());
+    std::sort(edgeEnds.begin(), edgeEnds.end());
+    std::sort(dualEnds.begin(), dualEnds.end());
   }
-  return true;
+  bool operator==(const CanonicalSummary& o) const
+  {
+    return cells == o.cells && edgeEnds == o.edgeEnds && dualEnds == o.dualEnds && hasNan == o.hasNan;
+  }
+};
+
+// Whether a summary lists its cells in the filtration order (value,
+// dimension, cell) or, where `filtration` is false, in index order.
+bool listedInOrder(const MorsePieceSummary& s, bool filtration)
+{
+  auto byIndex = [](const MorseCriticalCell& a, const MorseCriticalCell& b) { return a.cell < b.cell; };
+  auto byFiltration = [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
+    return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
+  };
+  return filtration ? std::is_sorted(s.critical.begin(), s.critical.end(), byFiltration)
+                    : std::is_sorted(s.critical.begin(), s.critical.end(), byIndex);
+}
+
+// Whether the GPU sorts a whole image's cells itself (values of up to 32
+// bits, unless TOPOVOX_GPU_SORT_CRITICAL=0; MorseSummaryCUDA.cu).
+bool gpuSortsCells(const GridView& g)
+{
+  const char* env = std::getenv("TOPOVOX_GPU_SORT_CRITICAL");
+  return scalarTypeSize(g.type) <= 4 && !(env && std::string(env) == "0");
 }
 
 // The GPU's summary of the whole image against the CPU piece's.
@@ -141,7 +179,11 @@ void compareSummaries(const std::string& name, const GridView& g)
     po.device = Device::GPU;
     const MorsePiece gpu(g, whole, po);
     expect(gpu.gradientDevice() == Device::GPU, name + words + ": the GPU built the summary (" + gpu.warnings() + ")");
-    expect(sameSummary(cpu.summary(), gpu.summary()), name + words + ": GPU summary equals the CPU summary");
+    expect(CanonicalSummary(cpu.summary()) == CanonicalSummary(gpu.summary()),
+      name + words + ": GPU summary equals the CPU summary");
+    const bool sorted = gpuSortsCells(g) && gpu.summary().critical.size() >= 2;
+    expect(listedInOrder(gpu.summary(), sorted),
+      name + words + (sorted ? ": the GPU lists the cells in the filtration order" : ": the GPU lists the cells by index"));
   });
 }
 

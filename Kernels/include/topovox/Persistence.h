@@ -142,9 +142,9 @@ struct PersistenceDiagram
 // voxel matches the cells it owns, as in Robins, Wood and Sheppard's
 // lower-star algorithm, and only within one stratum of the block
 // decomposition), the Morse boundary of critical cells by the parity of
-// V-paths, and PHAT's reduction of the Morse boundary matrix (its chunk
-// reduction on the threads for matrices of 2^18 columns or more in builds
-// with OpenMP, else its twist reduction; TOPOVOX_PHAT_REDUCTION picks).
+// V-paths, and the reduction of the Morse boundary matrix (a lock-free
+// reduction on the threads for matrices of 2^18 columns or more, else
+// PHAT's twist reduction; TOPOVOX_PHAT_REDUCTION picks).
 // Dimension 0 is paired by union-find along the gradient and the top
 // dimension by union-find in the dual (in 3D the two at once), so only the
 // middle dimension of a 3D image needs Morse boundaries and a matrix.

@@ -87,7 +87,10 @@ using SummaryArray = std::vector<T, UninitializedAllocator<T>>;
 
 struct MorsePieceSummary
 {
-  SummaryArray<MorseCriticalCell> critical; // those the piece reports
+  // Those the piece reports: in index order, or in the filtration order
+  // (value, dimension, cell) where the GPU has summarised a whole image
+  // (MorseSummaryCUDA.cu). The pairing takes either (it checks which).
+  SummaryArray<MorseCriticalCell> critical;
   // Dimension 0 (images of dimension >= 2): per reported critical edge,
   // (edge, minimum, minimum): where its two ends' gradient paths end.
   SummaryArray<int64_t> edgeEnds;

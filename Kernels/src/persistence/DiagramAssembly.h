@@ -148,6 +148,14 @@ class UnionFind
 public:
   UnionFind(size_t n, int threads); // n singletons, made on `threads` threads
   int64_t find(int64_t x);                   // the set's root
+  // The set's root without shortening the path there: for several threads
+  // at once while none merges or finds.
+  int64_t root(int64_t x) const
+  {
+    while (Node[static_cast<size_t>(x)].parent != x)
+      x = Node[static_cast<size_t>(x)].parent;
+    return x;
+  }
   int64_t label(int64_t root) const { return Node[static_cast<size_t>(root)].label; }
   void merge(int64_t rootA, int64_t rootB, int64_t label);
   // Asks for x's record early (a find of x follows soon).

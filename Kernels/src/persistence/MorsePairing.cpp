@@ -57,9 +57,11 @@ bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
 void sortCritical(SummaryArray<MorseCriticalCell>& cells, int threads)
 {
   const size_t n = cells.size();
-  if (n < 2)
+  // Already in order: a whole image's cells from the GPU, which sorts them
+  // there (MorseSummaryCUDA.cu, sortInFiltrationOrder).
+  if (n < 2 || isSortedOnThreads(cells.data(), static_cast<int64_t>(n), threads, filtrationLess))
     return;
-  const bool byIndex = std::is_sorted(cells.begin(), cells.end(),
+  const bool byIndex = isSortedOnThreads(cells.data(), static_cast<int64_t>(n), threads,
     [](const MorseCriticalCell& a, const MorseCriticalCell& b) { return a.cell < b.cell; });
   // (The records number the cells in 32 bits.)
   if (!byIndex || n >= (size_t(1) << 32))
@@ -307,45 +309,76 @@ struct MorsePairing::Impl
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t> cells = positionsWhere(
       n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
-    const int64_t count = static_cast<int64_t>(cells.size());
-    for (int64_t k = count - 1; k >= 0; --k)
-    {
-      prefetchAhead(maxima, ends, cells, k, -1);
-      const int64_t j = cells[static_cast<size_t>(k)];
-      const auto& e = ends[static_cast<size_t>(j)];
-      if (e[1] < 0)
-        throw std::logic_error("persistence: a (d-1)-cell without its two dual paths");
-      const int64_t r1 = maxima.find(e[0]), r2 = maxima.find(e[1]);
-      if (r1 == r2)
-        continue;
-      // The older maximum is the later one in filtration order (the outside last).
-      const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
-      maxima.merge(r1, r2, std::max(l1, l2));
-      pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
-      Skip[static_cast<size_t>(j)] = 1;
-    }
+    elderRuleLoop(maxima, ends, cells, true, threads, "persistence: a (d-1)-cell without its two dual paths",
+      [&](int64_t j, int64_t r1, int64_t r2) {
+        // The older maximum is the later one in filtration order (the outside last).
+        const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
+        maxima.merge(r1, r2, std::max(l1, l2));
+        pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
+        Skip[static_cast<size_t>(j)] = 1;
+      },
+      [](int64_t) {});
   }
 
-  // The union-finds' loops ask early for what they will read: at step k of
-  // a loop over `cells` (going the way `step`, +1 or -1), the path ends of
-  // the cell 2 * kAhead steps on, and the union-find records of the cell
-  // kAhead steps on (whose ends were asked for kAhead steps ago). A 512^3
-  // Gaussian field's loops visit 38 and 26 million cells, each reading two
-  // records of 130 MB at random.
-  static constexpr int64_t kAhead = 8;
-  static void prefetchAhead(const persistence::UnionFind& uf, const LargeArray<std::array<int32_t, 2>>& ends,
-    const std::vector<int64_t>& cells, int64_t k, int64_t step)
+  // The elder rule's loop, both union-finds': over `cells` (positions; in
+  // increasing order, or decreasing where `backward`), each joining the
+  // components its two path ends (`ends`, per position) reach:
+  // join(j, r1, r2) for a cell whose ends are in two components (roots r1
+  // and r2), cycle(j) for one whose ends are in one. `missing`: what is
+  // thrown for a cell without its two ends.
+  //
+  // In blocks of kLoopBlock cells. First, on the threads, each cell's two
+  // roots as the union-find stands at the block's start (read only: no
+  // thread merges meanwhile); a cell whose two are one is a cycle for good,
+  // since components only grow. Then one thread goes through the block in
+  // order, finding the current roots of the other cells from those (a step
+  // or two: only the block's own joins lie between) and joining. The serial
+  // part reads what the threads have just read, and skips the cycles. A
+  // 512^3 Gaussian field's dimension-0 loop (38.3 M edges, 16.6 M minima:
+  // each edge two finds at random in 133 MB) took 3.6 to 4.5 s on one of the
+  // H200 machine's threads so.
+  static constexpr int64_t kLoopBlock = int64_t(1) << 17;
+  static constexpr int64_t kAhead = 8; // the serial part asks for records this many cells early
+  template <typename Join, typename Cycle>
+  static void elderRuleLoop(persistence::UnionFind& uf, const LargeArray<std::array<int32_t, 2>>& ends,
+    const std::vector<int64_t>& cells, bool backward, int threads, const char* missing, Join join, Cycle cycle)
   {
-    const int64_t n = static_cast<int64_t>(cells.size()), far = k + 2 * kAhead * step, near = k + kAhead * step;
-    if (far >= 0 && far < n)
-      persistence::prefetch(&ends[static_cast<size_t>(cells[static_cast<size_t>(far)])]);
-    if (near >= 0 && near < n)
+    const int64_t n = static_cast<int64_t>(cells.size());
+    auto cellAt = [&](int64_t k) { return cells[static_cast<size_t>(backward ? n - 1 - k : k)]; };
+    std::vector<std::array<int32_t, 2>> roots(static_cast<size_t>(std::min(n, kLoopBlock)));
+    for (int64_t b0 = 0; b0 < n; b0 += kLoopBlock)
     {
-      const auto& e = ends[static_cast<size_t>(cells[static_cast<size_t>(near)])];
-      if (e[0] >= 0)
-        uf.prefetch(e[0]);
-      if (e[1] >= 0)
-        uf.prefetch(e[1]);
+      const int64_t m = std::min(n - b0, kLoopBlock);
+      parallelFor(m, threads, [&](int, int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+        {
+          const auto& e = ends[static_cast<size_t>(cellAt(b0 + i))];
+          if (e[0] < 0 || e[1] < 0)
+            throw std::logic_error(missing);
+          const int32_t r1 = static_cast<int32_t>(uf.root(e[0])), r2 = static_cast<int32_t>(uf.root(e[1]));
+          roots[static_cast<size_t>(i)] = r1 == r2 ? std::array<int32_t, 2>{ { -1, -1 } } : std::array<int32_t, 2>{ { r1, r2 } };
+        }
+      });
+      for (int64_t i = 0; i < m; ++i)
+      {
+        if (i + kAhead < m && roots[static_cast<size_t>(i + kAhead)][0] >= 0)
+        {
+          uf.prefetch(roots[static_cast<size_t>(i + kAhead)][0]);
+          uf.prefetch(roots[static_cast<size_t>(i + kAhead)][1]);
+        }
+        const int64_t j = cellAt(b0 + i);
+        const auto& r = roots[static_cast<size_t>(i)];
+        if (r[0] < 0)
+        {
+          cycle(j);
+          continue;
+        }
+        const int64_t r1 = uf.find(r[0]), r2 = uf.find(r[1]);
+        if (r1 == r2)
+          cycle(j);
+        else
+          join(j, r1, r2);
+      }
     }
   }
 
@@ -373,28 +406,17 @@ struct MorsePairing::Impl
     reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
     const std::vector<int64_t> edges =
       positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });
-    const int64_t count = static_cast<int64_t>(edges.size());
-    for (int64_t k = 0; k < count; ++k)
-    {
-      prefetchAhead(minima, ends, edges, k, +1);
-      const int64_t j = edges[static_cast<size_t>(k)];
-      const auto& end = ends[static_cast<size_t>(j)];
-      if (end[0] < 0)
-        throw std::logic_error("persistence: a critical edge without its gradient paths");
-      const int64_t r1 = minima.find(end[0]), r2 = minima.find(end[1]);
-      if (r1 == r2)
-      {
-        EmptyColumn[static_cast<size_t>(j)] = 1; // creates a 1-cycle
-        continue;
-      }
-      if (Skip[static_cast<size_t>(j)])
-        throw std::logic_error("persistence: an edge is both positive and negative");
-      // The older minimum is the earlier one in filtration order.
-      const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
-      minima.merge(r1, r2, std::min(l1, l2));
-      pairs.emplace_back(minimumAt[static_cast<size_t>(std::max(l1, l2))], j);
-      Skip[static_cast<size_t>(j)] = 1;
-    }
+    elderRuleLoop(minima, ends, edges, false, threads, "persistence: a critical edge without its gradient paths",
+      [&](int64_t j, int64_t r1, int64_t r2) {
+        if (Skip[static_cast<size_t>(j)])
+          throw std::logic_error("persistence: an edge is both positive and negative");
+        // The older minimum is the earlier one in filtration order.
+        const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
+        minima.merge(r1, r2, std::min(l1, l2));
+        pairs.emplace_back(minimumAt[static_cast<size_t>(std::max(l1, l2))], j);
+        Skip[static_cast<size_t>(j)] = 1;
+      },
+      [&](int64_t j) { EmptyColumn[static_cast<size_t>(j)] = 1; }); // creates a 1-cycle
   }
 
   // The critical cells of `dimension` numbered 0, 1, ... in filtration
