@@ -16,8 +16,11 @@
 #include "Progress.h"
 #include "TableWriter.h"
 
+#include "topovox/ParallelFor.h"
 #include "topovox/Persistence.h"
 
+#include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -173,51 +176,52 @@ void addPersistenceOptions(OptionParser& p, PersistenceArguments& a)
 
 // The kernels' pairs as a table in the chosen format.
 Table diagramTable(
-  const PersistenceDiagram& diagram, const Image& image, bool superlevel, DiagramFormat format)
+  const PersistenceDiagram& diagram, const Image& image, bool superlevel, DiagramFormat format, int threads)
 {
   Table t;
-  t.values.reserve(diagram.pairs.size() * 9);
   const double inf = std::numeric_limits<double>::infinity();
-  if (format == DiagramFormat::TopoVox)
+  const bool ours = format == DiagramFormat::TopoVox;
+  if (ours)
+    t.columns = { "dimension", "birth", "death", "birth_x", "birth_y", "birth_z", "death_x", "death_y", "death_z" };
+  else
   {
-    t.columns = { "dimension", "birth", "death", "birth_x", "birth_y", "birth_z", "death_x",
-      "death_y", "death_z" };
-    for (const PersistencePair& p : diagram.pairs)
-    {
-      t.values.push_back(p.dimension);
-      t.values.push_back(p.birth);
-      t.values.push_back(p.essential ? (superlevel ? -inf : inf) : p.death);
-      for (int a = 0; a < 3; ++a)
-        t.values.push_back(static_cast<double>(p.birthVoxel[a]));
-      for (int a = 0; a < 3; ++a)
-        t.values.push_back(p.essential ? -1.0 : static_cast<double>(p.deathVoxel[a]));
-    }
-    return t;
+    // CubicalRipser's layout: numpy indices of the array as np.load returns
+    // it. A C-ordered array (and a raw file, read as one) has its axes in
+    // the order z, y, x; a Fortran-ordered one x, y, z.
+    t.columns = { "dim", "birth", "death", "x1", "y1", "z1", "x2", "y2", "z2" };
+    t.header = false; // cubicalripser's own CSV has none (np.loadtxt reads it)
   }
-  // CubicalRipser's layout: numpy indices of the array as np.load returns
-  // it. A C-ordered array (and a raw file, read as one) has its axes in the
-  // order z, y, x; a Fortran-ordered one x, y, z.
-  t.columns = { "dim", "birth", "death", "x1", "y1", "z1", "x2", "y2", "z2" };
-  t.header = false; // cubicalripser's own CSV has none (np.loadtxt reads it)
+  const size_t width = t.columns.size();
   const int axes = image.axes;
-  auto numpyIndex = [&](const int64_t voxel[3]) {
-    for (int k = 0; k < 3; ++k)
+  // Row k is pair k's: sized unwritten, filled on the threads (a 512^3
+  // field's 42.7 M rows took 2.4 s on one thread).
+  t.values.resize(diagram.pairs.size() * width);
+  parallelFor(static_cast<int64_t>(diagram.pairs.size()), threads, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
     {
-      const int axis = k >= axes ? -1 : image.fortranOrder ? k : axes - 1 - k;
-      t.values.push_back(axis < 0 ? 0.0 : static_cast<double>(voxel[axis]));
+      const PersistencePair& p = diagram.pairs[static_cast<size_t>(k)];
+      double* row = t.values.data() + static_cast<size_t>(k) * width;
+      row[0] = p.dimension;
+      row[1] = p.birth;
+      if (ours)
+      {
+        row[2] = p.essential ? (superlevel ? -inf : inf) : p.death;
+        for (int a = 0; a < 3; ++a)
+        {
+          row[3 + a] = static_cast<double>(p.birthVoxel[a]);
+          row[6 + a] = p.essential ? -1.0 : static_cast<double>(p.deathVoxel[a]);
+        }
+        continue;
+      }
+      row[2] = p.essential ? (superlevel ? -DBL_MAX : DBL_MAX) : p.death;
+      for (int c = 0; c < 3; ++c)
+      {
+        const int axis = c >= axes ? -1 : image.fortranOrder ? c : axes - 1 - c;
+        row[3 + c] = axis < 0 ? 0.0 : static_cast<double>(p.birthVoxel[axis]);
+        row[6 + c] = p.essential ? -1.0 : axis < 0 ? 0.0 : static_cast<double>(p.deathVoxel[axis]);
+      }
     }
-  };
-  for (const PersistencePair& p : diagram.pairs)
-  {
-    t.values.push_back(p.dimension);
-    t.values.push_back(p.birth);
-    t.values.push_back(p.essential ? (superlevel ? -DBL_MAX : DBL_MAX) : p.death);
-    numpyIndex(p.birthVoxel);
-    if (p.essential)
-      t.values.insert(t.values.end(), 3, -1.0);
-    else
-      numpyIndex(p.deathVoxel);
-  }
+  });
   return t;
 }
 
@@ -290,7 +294,7 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
   all.values.reserve(rows * 10);
   for (int64_t k = 0; k < count; ++k)
   {
-    const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox);
+    const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox, 1);
     appendImageRows(all, t, k);
     pairs += t.rowCount();
   }
@@ -425,12 +429,25 @@ int runPersistence(const std::vector<std::string>& args)
     if (diagram.criticalCells > 0)
       say("persistence: " + std::to_string(diagram.criticalCells) + " critical cells of " +
         std::to_string(diagram.cells) + " in the discrete gradient");
+    // Counted on the threads, a tally each (0.6 s for 42.7 M pairs on one).
+    const int threads = threadCount(a.execution.threads);
+    std::vector<std::array<size_t, 5>> tally(static_cast<size_t>(std::max(threads, 1)), std::array<size_t, 5>{});
+    parallelFor(static_cast<int64_t>(diagram.pairs.size()), threads, [&](int w, int64_t k0, int64_t k1) {
+      std::array<size_t, 5>& mine = tally[static_cast<size_t>(w)];
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const PersistencePair& p = diagram.pairs[static_cast<size_t>(k)];
+        if (p.dimension >= 0 && p.dimension < 4)
+          ++mine[static_cast<size_t>(p.dimension)];
+        mine[4] += p.essential ? 1 : 0;
+      }
+    });
     size_t perDimension[4] = { 0, 0, 0, 0 }, essential = 0;
-    for (const PersistencePair& p : diagram.pairs)
+    for (const std::array<size_t, 5>& mine : tally)
     {
-      if (p.dimension >= 0 && p.dimension < 4)
-        ++perDimension[p.dimension];
-      essential += p.essential ? 1 : 0;
+      for (int d = 0; d < 4; ++d)
+        perDimension[d] += mine[static_cast<size_t>(d)];
+      essential += mine[4];
     }
     std::string counts;
     for (int k = 0; k <= options.maxDimension && k <= dimension; ++k)
@@ -443,7 +460,7 @@ int runPersistence(const std::vector<std::string>& args)
   }
 
   writeTableLogged(
-    output, diagramTable(diagram, image, superlevel, a.format), format, a.output, verbose, threadCount(a.execution.threads));
+    output, diagramTable(diagram, image, superlevel, a.format, threadCount(a.execution.threads)), format, a.output, verbose, threadCount(a.execution.threads));
   return ExitSuccess;
 }
 

@@ -124,7 +124,7 @@ void writeNpy(FILE* out, const Table& table)
     std::fwrite(table.values.data(), sizeof(double), table.values.size(), out);
     return;
   }
-  std::vector<double> data = table.values;
+  std::vector<double> data(table.values.begin(), table.values.end());
   swapBytes(data.data(), sizeof(double), data.size());
   std::fwrite(data.data(), sizeof(double), data.size(), out);
 }

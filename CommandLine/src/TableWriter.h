@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "topovox/UninitializedAllocator.h"
+
 namespace topovox
 {
 namespace cli
@@ -16,7 +18,10 @@ namespace cli
 struct Table
 {
   std::vector<std::string> columns;
-  std::vector<double> values; // row-major, columns.size() per row
+  // Row-major, columns.size() per row. Sized without being zeroed first
+  // (UninitializedAllocator.h): a 512^3 field's diagram is 3 GB of values,
+  // written once on the threads.
+  std::vector<double, UninitializedAllocator<double>> values;
   bool header = true;          // CSV: the column names as a first line
 
   size_t rowCount() const { return columns.empty() ? 0 : values.size() / columns.size(); }

@@ -1,6 +1,8 @@
-// Parallel.h - the CPU paths' one threading primitive, on std::thread.
+// Parallel.h - the CPU paths' threading: parallelFor (topovox/ParallelFor.h,
+// on std::thread) and what is built on it.
 #pragma once
 
+#include "topovox/ParallelFor.h"
 #include "topovox/UninitializedAllocator.h"
 
 #include <algorithm>
@@ -14,17 +16,7 @@
 
 namespace topovox
 {
-// Splits [0, n) into about `threads` contiguous ranges and runs
-// body(worker, begin, end) for each on its own thread (worker in
-// [0, threads)); worker 0 runs on the calling thread. Returns the number of workers used. Exceptions thrown by a
-// body are rethrown in the caller after every worker has finished.
-int parallelFor(int64_t n, int threads, const std::function<void(int, int64_t, int64_t)>& body);
-
-// The same for work of uneven cost (traversals of very different lengths,
-// clustered in [0, n)): the workers take ranges of `grain` items in turn
-// from a shared counter, so that no one is left with a run of long items.
-// body(worker, begin, end) is called once per range taken.
-int parallelForDynamic(int64_t n, int threads, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body);
+// parallelFor and parallelForDynamic: topovox/ParallelFor.h.
 
 // How many chunks to split [0, n) into for forEachChunk: at most `most`,
 // each of at least `least` items (one chunk when n is smaller).
