@@ -175,31 +175,34 @@ void StageLog::progress(double fraction) const
 
 UnionFind::UnionFind(size_t n, int threads)
   : Node(n < (size_t(1) << 31) ? n : throw std::length_error("persistence: a union-find of 2^31 elements or more"))
-  , Rank(n, 0, threads)
 {
   parallelFor(static_cast<int64_t>(n), threads, [&](int, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k)
-      Node[static_cast<size_t>(k)] = Record{ static_cast<int32_t>(k), static_cast<int32_t>(k) };
+      Node[static_cast<size_t>(k)] = Record{ -1, static_cast<int32_t>(k) };
   });
 }
 
 void UnionFind::merge(int64_t a, int64_t b, int64_t label)
 {
-  if (Rank[static_cast<size_t>(a)] < Rank[static_cast<size_t>(b)])
+  // (A root's `up` is -1 - rank: the higher rank is the lower value.)
+  if (Node[static_cast<size_t>(a)].up > Node[static_cast<size_t>(b)].up)
     std::swap(a, b);
-  Node[static_cast<size_t>(b)].parent = static_cast<int32_t>(a);
-  if (Rank[static_cast<size_t>(a)] == Rank[static_cast<size_t>(b)])
-    ++Rank[static_cast<size_t>(a)];
+  if (Node[static_cast<size_t>(a)].up == Node[static_cast<size_t>(b)].up)
+    --Node[static_cast<size_t>(a)].up;
+  Node[static_cast<size_t>(b)].up = static_cast<int32_t>(a);
   Node[static_cast<size_t>(a)].label = static_cast<int32_t>(label);
 }
 
 int64_t UnionFind::find(int64_t x)
 {
-  while (Node[static_cast<size_t>(x)].parent != x)
+  // Path halving: each element on the way points to its grandparent.
+  for (int32_t up; (up = Node[static_cast<size_t>(x)].up) >= 0;)
   {
-    const int32_t up = Node[static_cast<size_t>(Node[static_cast<size_t>(x)].parent)].parent;
-    Node[static_cast<size_t>(x)].parent = up;
-    x = up;
+    const int32_t above = Node[static_cast<size_t>(up)].up;
+    if (above < 0)
+      return up;
+    Node[static_cast<size_t>(x)].up = above;
+    x = above;
   }
   return x;
 }

@@ -139,10 +139,12 @@ inline void prefetch(const void* p)
 // label, the element that stands for it: the oldest, by the elder rule,
 // which the caller gives at each merge. Trees stay shallow whatever the
 // labels.
-// An element's parent and label are one 8-byte record, the records on
-// huge pages (LargeArray): a 512^3 Gaussian field's 16.5 million minima
-// are read at random, and a find then misses the cache once a step, not
-// twice. n is below 2^31 (refused otherwise).
+// An element's parent (for a root: its rank, as -1 - rank) and label are
+// one 8-byte record, the records on huge pages (LargeArray): a 512^3
+// Gaussian field's 16.5 million minima are read at random, and a find
+// misses the cache once a step, a merge not at all beyond its finds (a
+// separate array of ranks was two more misses a merge). n is below 2^31
+// (refused otherwise).
 class UnionFind
 {
 public:
@@ -152,8 +154,8 @@ public:
   // at once while none merges or finds.
   int64_t root(int64_t x) const
   {
-    while (Node[static_cast<size_t>(x)].parent != x)
-      x = Node[static_cast<size_t>(x)].parent;
+    while (Node[static_cast<size_t>(x)].up >= 0)
+      x = Node[static_cast<size_t>(x)].up;
     return x;
   }
   int64_t label(int64_t root) const { return Node[static_cast<size_t>(root)].label; }
@@ -164,10 +166,10 @@ public:
 private:
   struct Record
   {
-    int32_t parent, label;
+    int32_t up; // the parent, or -1 - rank for a root
+    int32_t label;
   };
   LargeArray<Record> Node;
-  LargeArray<uint8_t> Rank;
 };
 }
 }

@@ -309,15 +309,17 @@ struct MorsePairing::Impl
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t> cells = positionsWhere(
       n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
+    const size_t first = pairs.size();
     elderRuleLoop(maxima, ends, cells, true, threads, "persistence: a (d-1)-cell without its two dual paths",
       [&](int64_t j, int64_t r1, int64_t r2) {
         // The older maximum is the later one in filtration order (the outside last).
         const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
         maxima.merge(r1, r2, std::max(l1, l2));
-        pairs.emplace_back(j, maximumAt[static_cast<size_t>(std::min(l1, l2))]);
+        pairs.emplace_back(j, std::min(l1, l2)); // (the maximum's number: its position below)
         Skip[static_cast<size_t>(j)] = 1;
       },
       [](int64_t) {});
+    numbersToPositions(pairs, first, maximumAt, false, threads);
   }
 
   // The elder rule's loop, both union-finds': over `cells` (positions; in
@@ -406,6 +408,7 @@ struct MorsePairing::Impl
     reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
     const std::vector<int64_t> edges =
       positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });
+    const size_t first = pairs.size();
     elderRuleLoop(minima, ends, edges, false, threads, "persistence: a critical edge without its gradient paths",
       [&](int64_t j, int64_t r1, int64_t r2) {
         if (Skip[static_cast<size_t>(j)])
@@ -413,10 +416,28 @@ struct MorsePairing::Impl
         // The older minimum is the earlier one in filtration order.
         const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
         minima.merge(r1, r2, std::min(l1, l2));
-        pairs.emplace_back(minimumAt[static_cast<size_t>(std::max(l1, l2))], j);
+        pairs.emplace_back(std::max(l1, l2), j); // (the minimum's number: its position below)
         Skip[static_cast<size_t>(j)] = 1;
       },
       [&](int64_t j) { EmptyColumn[static_cast<size_t>(j)] = 1; }); // creates a 1-cycle
+    numbersToPositions(pairs, first, minimumAt, true, threads);
+  }
+
+  // The union-finds' loops pair cells with the numbers of the minima
+  // (maxima) they kill: pairs[first...]'s birth (death, where `birth` is
+  // false) becomes that number's position, on the threads, after the loop
+  // (inside it, one more read at random per pair on its one thread).
+  static void numbersToPositions(std::vector<std::pair<int64_t, int64_t>>& pairs, size_t first,
+    const std::vector<int64_t>& positionOfNumber, bool birth, int threads)
+  {
+    parallelFor(static_cast<int64_t>(pairs.size() - first), threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        auto& pr = pairs[first + static_cast<size_t>(k)];
+        int64_t& number = birth ? pr.first : pr.second;
+        number = positionOfNumber[static_cast<size_t>(number)];
+      }
+    });
   }
 
   // The critical cells of `dimension` numbered 0, 1, ... in filtration
