@@ -3,8 +3,9 @@
 // others: every index covered once, on the workers said; worker 0 the
 // calling thread; a body's exception rethrown after all workers finished
 // (and the pool usable afterwards); calls nested in a body and calls from
-// several threads at once; parallelForDynamic and parallelSort on top; a
-// child process made by fork() with a pool of its own.
+// several threads at once; parallelForDynamic, parallelSort and
+// isSortedOnThreads on top; a child process made by fork() with a pool of
+// its own.
 #include "../src/common/Parallel.h"
 
 #include "KernelCheck.h"
@@ -193,6 +194,28 @@ void builtOnTop()
   std::sort(wordsSorted.begin(), wordsSorted.end());
   parallelSort(words, 4, std::less<std::string>());
   expect(words == wordsSorted, "parallelSort of strings equals std::sort");
+
+  // isSortedOnThreads against std::is_sorted: sorted lists, and one
+  // descent put anywhere, at the chunks' seams too (chunks of at least 2^15
+  // items: 200,000 items make several).
+  std::vector<int> ordered(200000);
+  std::iota(ordered.begin(), ordered.end(), 0);
+  for (const int threads : { 1, 3, 8 })
+  {
+    expect(isSortedOnThreads(ordered.data(), static_cast<int64_t>(ordered.size()), threads, std::less<int>()),
+      "isSortedOnThreads: a sorted list (" + std::to_string(threads) + " threads)");
+    expect(isSortedOnThreads(ordered.data(), 1, threads, std::less<int>()) &&
+        isSortedOnThreads(ordered.data(), 0, threads, std::less<int>()),
+      "isSortedOnThreads: one item, none");
+    for (const size_t at : { size_t(1), size_t(32767), size_t(32768), size_t(65536), size_t(66666), size_t(199999) })
+    {
+      std::vector<int> v = ordered;
+      std::swap(v[at - 1], v[at]);
+      const bool expected = std::is_sorted(v.begin(), v.end());
+      expect(isSortedOnThreads(v.data(), static_cast<int64_t>(v.size()), threads, std::less<int>()) == expected,
+        "isSortedOnThreads: a descent at " + std::to_string(at) + " (" + std::to_string(threads) + " threads)");
+    }
+  }
 }
 
 void forkedChild()
