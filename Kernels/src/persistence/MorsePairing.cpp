@@ -527,8 +527,9 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     // In 3D the two union-finds share no cell: the dual's are the 2- and
     // 3-cells, dimension 0's the 0- and 1-cells (their flags in Skip are
     // separate bytes). So they run at once, on half the threads each: each
-    // ends in a loop over the critical cells on one thread (512^3 k^-1
-    // field on the H200 machine: 3.0 and 5.0 s of the stage's 17 s).
+    // ends in a loop whose serial part runs on one thread (elderRuleLoop;
+    // 512^3 k^-1 field on the H200 machine, twenty-seventh session: 0.66
+    // and 2.2 s of those parts in the stage's 6 s).
     std::vector<std::pair<int64_t, int64_t>> zeroPairs;
     auto dual = std::async(std::launch::async, [&] { p.pairTopDimension(p.Pairs, threads / 2); });
     p.pairDimensionZero(zeroPairs, threads - threads / 2);
