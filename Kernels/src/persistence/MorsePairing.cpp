@@ -337,8 +337,10 @@ struct MorsePairing::Impl
   // or two: only the block's own joins lie between) and joining. The serial
   // part reads what the threads have just read, and skips the cycles. A
   // 512^3 Gaussian field's dimension-0 loop (38.3 M edges, 16.6 M minima:
-  // each edge two finds at random in 133 MB) took 3.6 to 4.5 s on one of the
-  // H200 machine's threads so.
+  // each edge two finds at random in 133 MB) took 3.6 to 4.5 s as one
+  // thread's loop on the H200 machine; in blocks, 17.2 M of its edges
+  // reached the serial part, which took 2.2 s, after 0.8 s of roots on 8
+  // threads (bench/README.md, twenty-seventh session).
   static constexpr int64_t kLoopBlock = int64_t(1) << 17;
   static constexpr int64_t kAhead = 8; // the serial part asks for records this many cells early
   template <typename Join, typename Cycle>
