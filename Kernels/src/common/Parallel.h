@@ -84,7 +84,7 @@ int64_t mergeSplit(const T* a, int64_t na, const T* b, int64_t nb, int64_t k, Le
 
 // Whether v[0, n) is sorted by `less` (no element less than the one before
 // it), checked on the threads, each chunk from the element before it on.
-// (The persistence pairing asks twice of a 512^3 field's 100 million
+// (The persistence pairing asks twice of a 512^3 field's 85 million
 // critical cells, which one thread took most of a second to scan.)
 template <typename T, typename Less>
 bool isSortedOnThreads(const T* v, int64_t n, int threads, Less less)

@@ -340,7 +340,9 @@ struct MorsePairing::Impl
   // each edge two finds at random in 133 MB) took 3.6 to 4.5 s as one
   // thread's loop on the H200 machine; in blocks, 17.2 M of its edges
   // reached the serial part, which took 2.2 s, after 0.8 s of roots on 8
-  // threads (bench/README.md, twenty-seventh session).
+  // threads (bench/README.md, twenty-seventh session). Blocks whose serial
+  // part found its cells' roots from the path ends again (twenty-fifth
+  // session) gained nothing and were reverted: the roots must be kept.
   static constexpr int64_t kLoopBlock = int64_t(1) << 17;
   static constexpr int64_t kAhead = 8; // the serial part asks for records this many cells early
   template <typename Join, typename Cycle>
