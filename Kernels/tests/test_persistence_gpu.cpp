@@ -169,9 +169,21 @@ bool gpuSortsCells(const GridView& g)
   return scalarTypeSize(g.type) <= 4 && !(env && std::string(env) == "0");
 }
 
-// The GPU's summary of the whole image against the CPU piece's.
+// Whether the GPU numbers the path ends of the cells it sorts (unless
+// TOPOVOX_GPU_NUMBER_ENDS=0; MorseSummaryCUDA.cu).
+bool gpuNumbersEnds(const GridView& g)
+{
+  const char* env = std::getenv("TOPOVOX_GPU_NUMBER_ENDS");
+  return gpuSortsCells(g) && !(env && std::string(env) == "0");
+}
+
+// The GPU's summary of the whole image against the CPU piece's (numbered
+// ends written out as cells first).
 void compareSummaries(const std::string& name, const GridView& g)
 {
+  int top = 0;
+  for (int a = 0; a < 3; ++a)
+    top += g.dims[a] > 1 ? 1 : 0;
   forEachFiltration([&](PersistenceOptions po, const std::string& words) {
     const PieceRegion whole = PieceRegion::whole(g.dims, po.construction);
     po.device = Device::CPU;
@@ -179,9 +191,14 @@ void compareSummaries(const std::string& name, const GridView& g)
     po.device = Device::GPU;
     const MorsePiece gpu(g, whole, po);
     expect(gpu.gradientDevice() == Device::GPU, name + words + ": the GPU built the summary (" + gpu.warnings() + ")");
-    expect(CanonicalSummary(cpu.summary()) == CanonicalSummary(gpu.summary()),
-      name + words + ": GPU summary equals the CPU summary");
     const bool sorted = gpuSortsCells(g) && gpu.summary().critical.size() >= 2;
+    const bool numbered = sorted && gpuNumbersEnds(g);
+    expect(gpu.summary().numberedEnds == numbered,
+      name + words + (numbered ? ": the GPU numbers the path ends" : ": the GPU gives the path ends as cells"));
+    MorsePieceSummary written = gpu.summary();
+    written.expandNumberedEnds(top, 4);
+    expect(CanonicalSummary(cpu.summary()) == CanonicalSummary(written),
+      name + words + ": GPU summary equals the CPU summary");
     expect(listedInOrder(gpu.summary(), sorted),
       name + words + (sorted ? ": the GPU lists the cells in the filtration order" : ": the GPU lists the cells by index"));
   });

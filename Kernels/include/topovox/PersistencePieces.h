@@ -23,6 +23,7 @@
 #include "topovox/Persistence.h"
 #include "topovox/UninitializedAllocator.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -99,6 +100,24 @@ struct MorsePieceSummary
   // through that coface ends; -1 for the outside of the image.
   SummaryArray<int64_t> dualEnds;
   bool hasNan = false;
+  // Where the GPU has put a whole image's critical cells in the filtration
+  // order, the path ends may come numbered instead (numberedEnds; edgeEnds
+  // and dualEnds then empty): per critical cell, in that order, its two
+  // ends as the numbers the pairing's union-finds run on. For a critical
+  // edge: the two minima's numbers, the critical vertices being numbered
+  // 0, 1, ... in filtration order. For a critical (d-1)-cell: the two
+  // maxima's, the top-dimensional critical cells numbered likewise and the
+  // outside of the image numbered after them all. -1 for the cells of other
+  // dimensions. Each has one entry per critical cell where its union-find
+  // runs (edges: images of dimension 2 or more; the dual: no NaN), and none
+  // otherwise. The pairing then needs no lookup of the ends' cells
+  // (MorsePairing.cpp).
+  SummaryArray<std::array<int32_t, 2>> edgeEndNumbers, dualEndNumbers;
+  bool numberedEnds = false;
+  // Numbered ends written out as edgeEnds and dualEnds (numberedEnds
+  // false after), for a complex of dimension `top`; on `threads` threads.
+  // Throws std::logic_error on numbers that name no cell.
+  void expandNumberedEnds(int top, int threads);
 
   std::vector<uint8_t> toBytes() const;
   // Throws std::invalid_argument on bytes that are not a summary.

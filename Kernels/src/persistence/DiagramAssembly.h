@@ -159,6 +159,7 @@ public:
     return x;
   }
   int64_t label(int64_t root) const { return Node[static_cast<size_t>(root)].label; }
+  int64_t size() const { return static_cast<int64_t>(Node.size()); }
   void merge(int64_t rootA, int64_t rootB, int64_t label);
   // Asks for x's record early (a find of x follows soon).
   void prefetch(int64_t x) const { persistence::prefetch(&Node[static_cast<size_t>(x)]); }

@@ -147,12 +147,7 @@ template <typename T>
 struct RankKey<T, true>
 {
   using type = typename std::make_unsigned<T>::type;
-  __device__ static type of(T value, bool super)
-  {
-    constexpr type flip = std::is_signed<T>::value ? type(type(1) << (8 * sizeof(T) - 1)) : type(0);
-    const type key = static_cast<type>(static_cast<type>(value) ^ flip);
-    return super ? static_cast<type>(~key) : key;
-  }
+  __device__ static type of(T value, bool super) { return orderedIntegerKey(value, super); }
 };
 
 template <typename T>

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 namespace topovox
 {
@@ -57,6 +58,22 @@ inline BatchGrid batchGrid(const GridView& image, const cubical::CellGrid& cg)
     g.offset[b] = euler::choiceAxis(b, 0) * g.voxelStrides[0] + euler::choiceAxis(b, 1) * g.voxelStrides[1] +
       euler::choiceAxis(b, 2) * g.voxelStrides[2];
   return g;
+}
+
+// An integer value's place in the filtration order as an unsigned key of
+// its width, for the radix sorts (a voxel's rank, MorseBoundaryCUDA.cu; the
+// critical cells' order, MorseSummaryCUDA.cu): the sign bit flipped, so
+// that negative values come first, and the key complemented for the
+// superlevel filtration. Equal values keep equal keys, so a stable sort
+// leaves ties in index order, as the CPU's comparisons do.
+template <typename T>
+__device__ inline typename std::make_unsigned<T>::type orderedIntegerKey(T value, bool super)
+{
+  static_assert(std::is_integral<T>::value, "integer values");
+  using U = typename std::make_unsigned<T>::type;
+  constexpr U flip = std::is_signed<T>::value ? U(U(1) << (8 * sizeof(T) - 1)) : U(0);
+  const U key = static_cast<U>(static_cast<U>(value) ^ flip);
+  return super ? static_cast<U>(~key) : key;
 }
 
 // A batch's gradient left on the device, with each voxel's rank in the

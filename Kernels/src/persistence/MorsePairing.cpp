@@ -231,6 +231,10 @@ struct MorsePairing::Impl
   SummaryArray<MorseCriticalCell> Critical; // filtration order once sorted
   CellPositions Positions;
   SummaryArray<int64_t> EdgeEnds, DualEnds;        // as the summaries give them
+  // Or numbered (MorsePieceSummary::numberedEnds: one whole image's, from
+  // the GPU), per position.
+  SummaryArray<std::array<int32_t, 2>> EdgeEndNumbers, DualEndNumbers;
+  bool Numbered = false;
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
@@ -276,8 +280,19 @@ struct MorsePairing::Impl
   // parallel steps run on `threads` threads.
   void pairTopDimension(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
-    const int64_t n = static_cast<int64_t>(Critical.size());
     std::vector<int64_t> maximumAt; // the maxima's positions, in order
+    if (Numbered)
+    {
+      // The GPU has numbered the ends as below (the outside after every
+      // maximum).
+      if (DualEndNumbers.size() != Critical.size())
+        throw std::logic_error("persistence: a summary without its dual paths' ends");
+      maximumAt = numbered(Top, threads);
+      persistence::UnionFind maxima(maximumAt.size() + 1, threads);
+      pairTopDimensionLoop(pairs, maxima, DualEndNumbers.data(), maximumAt, threads);
+      SummaryArray<std::array<int32_t, 2>>().swap(DualEndNumbers);
+      return;
+    }
     const LargeArray<int64_t> dense = denseIndices(Top, maximumAt, threads);
     const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
     persistence::UnionFind maxima(maximumAt.size() + 1, threads); // (refuses 2^31 maxima)
@@ -306,6 +321,15 @@ struct MorsePairing::Impl
     if (third)
       throw std::logic_error("persistence: a (d-1)-cell with more than two dual paths");
     SummaryArray<int64_t>().swap(DualEnds);
+    pairTopDimensionLoop(pairs, maxima, ends.data(), maximumAt, threads);
+  }
+
+  // The dual's loop, from each (d-1)-cell's two ends (`ends`, per
+  // position: the maxima's numbers, the outside after them) on.
+  void pairTopDimensionLoop(std::vector<std::pair<int64_t, int64_t>>& pairs, persistence::UnionFind& maxima,
+    const std::array<int32_t, 2>* ends, const std::vector<int64_t>& maximumAt, int threads)
+  {
+    const int64_t n = static_cast<int64_t>(Critical.size());
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t> cells = positionsWhere(
       n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
@@ -346,7 +370,7 @@ struct MorsePairing::Impl
   static constexpr int64_t kLoopBlock = int64_t(1) << 17;
   static constexpr int64_t kAhead = 8; // the serial part asks for records this many cells early
   template <typename Join, typename Cycle>
-  static void elderRuleLoop(persistence::UnionFind& uf, const LargeArray<std::array<int32_t, 2>>& ends,
+  static void elderRuleLoop(persistence::UnionFind& uf, const std::array<int32_t, 2>* ends,
     const std::vector<int64_t>& cells, bool backward, int threads, const char* missing, Join join, Cycle cycle)
   {
     const int64_t n = static_cast<int64_t>(cells.size());
@@ -359,7 +383,7 @@ struct MorsePairing::Impl
         for (int64_t i = i0; i < i1; ++i)
         {
           const auto& e = ends[static_cast<size_t>(cellAt(b0 + i))];
-          if (e[0] < 0 || e[1] < 0)
+          if (e[0] < 0 || e[1] < 0 || e[0] >= uf.size() || e[1] >= uf.size())
             throw std::logic_error(missing);
           const int32_t r1 = static_cast<int32_t>(uf.root(e[0])), r2 = static_cast<int32_t>(uf.root(e[1]));
           roots[static_cast<size_t>(i)] = r1 == r2 ? std::array<int32_t, 2>{ { -1, -1 } } : std::array<int32_t, 2>{ { r1, r2 } };
@@ -395,8 +419,17 @@ struct MorsePairing::Impl
   // are positive: a reduction would zero them). As pairTopDimension.
   void pairDimensionZero(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
-    const int64_t n = static_cast<int64_t>(Critical.size());
     std::vector<int64_t> minimumAt; // the minima's positions, in order
+    if (Numbered)
+    {
+      if (EdgeEndNumbers.size() != Critical.size())
+        throw std::logic_error("persistence: a summary without its edges' ends");
+      minimumAt = numbered(0, threads); // (the GPU has numbered the ends so)
+      persistence::UnionFind minima(minimumAt.size(), threads);
+      pairDimensionZeroLoop(pairs, minima, EdgeEndNumbers.data(), minimumAt, threads);
+      SummaryArray<std::array<int32_t, 2>>().swap(EdgeEndNumbers);
+      return;
+    }
     const LargeArray<int64_t> dense = denseIndices(0, minimumAt, threads);
     // Per edge position, the minima (dense indices, 32 bits as the
     // union-find's) its two paths reach.
@@ -409,6 +442,15 @@ struct MorsePairing::Impl
           dense, EdgeEnds[static_cast<size_t>(k + 1)])), static_cast<int32_t>(numberOf(dense, EdgeEnds[static_cast<size_t>(k + 2)])) } };
     });
     SummaryArray<int64_t>().swap(EdgeEnds);
+    pairDimensionZeroLoop(pairs, minima, ends.data(), minimumAt, threads);
+  }
+
+  // Dimension 0's loop, from each edge's two ends (`ends`, per position:
+  // the minima's numbers) on.
+  void pairDimensionZeroLoop(std::vector<std::pair<int64_t, int64_t>>& pairs, persistence::UnionFind& minima,
+    const std::array<int32_t, 2>* ends, const std::vector<int64_t>& minimumAt, int threads)
+  {
+    const int64_t n = static_cast<int64_t>(Critical.size());
     reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
     const std::vector<int64_t> edges =
       positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });
@@ -453,17 +495,25 @@ struct MorsePairing::Impl
   LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at, int threads)
   {
     LargeArray<int64_t> dense(Critical.size(), -1, threads);
-    at = positionsWhere(static_cast<int64_t>(Critical.size()), threads,
+    at = numbered(dimension, threads);
+    parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        dense[static_cast<size_t>(at[static_cast<size_t>(k)])] = k;
+    });
+    return dense;
+  }
+
+  // The positions of the critical cells of `dimension`, in order (number k
+  // at the k-th), taken out of the matrix.
+  std::vector<int64_t> numbered(int dimension, int threads)
+  {
+    std::vector<int64_t> at = positionsWhere(static_cast<int64_t>(Critical.size()), threads,
       [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == dimension; });
     parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
-      {
-        const size_t j = static_cast<size_t>(at[static_cast<size_t>(k)]);
-        dense[j] = k;
-        Skip[j] = 1;
-      }
+        Skip[static_cast<size_t>(at[static_cast<size_t>(k)])] = 1;
     });
-    return dense;
+    return at;
   }
 
   // The number of the critical cell at `position` (denseIndices); a
@@ -492,7 +542,39 @@ MorsePairing::~MorsePairing() = default;
 
 void MorsePairing::add(MorsePieceSummary&& piece)
 {
-  P->HasNan = P->HasNan || piece.hasNan;
+  Impl& p = *P;
+  p.HasNan = p.HasNan || piece.hasNan;
+  // (A piece may give path ends of cells another piece reports.)
+  if (piece.critical.empty() && piece.edgeEnds.empty() && piece.dualEnds.empty()) // nothing to add
+  {
+    piece = MorsePieceSummary();
+    return;
+  }
+  // Numbered ends are one whole image's, alone: beside another piece's
+  // cells, they are written out as cells first.
+  if (p.Critical.empty() && piece.numberedEnds)
+  {
+    p.Critical.swap(piece.critical);
+    p.EdgeEndNumbers.swap(piece.edgeEndNumbers);
+    p.DualEndNumbers.swap(piece.dualEndNumbers);
+    p.Numbered = true;
+    piece = MorsePieceSummary();
+    return;
+  }
+  piece.expandNumberedEnds(p.Top, p.threads());
+  if (p.Numbered)
+  {
+    MorsePieceSummary held;
+    held.critical.swap(p.Critical);
+    held.edgeEndNumbers.swap(p.EdgeEndNumbers);
+    held.dualEndNumbers.swap(p.DualEndNumbers);
+    held.numberedEnds = true;
+    held.expandNumberedEnds(p.Top, p.threads());
+    p.Critical.swap(held.critical);
+    p.EdgeEnds.swap(held.edgeEnds);
+    p.DualEnds.swap(held.dualEnds);
+    p.Numbered = false;
+  }
   // The first piece's arrays are taken as they are (one piece: no copy of
   // hundreds of megabytes); later ones appended.
   auto append = [](auto& to, auto& from) {
@@ -501,9 +583,9 @@ void MorsePairing::add(MorsePieceSummary&& piece)
     else
       to.insert(to.end(), from.begin(), from.end());
   };
-  append(P->Critical, piece.critical);
-  append(P->EdgeEnds, piece.edgeEnds);
-  append(P->DualEnds, piece.dualEnds);
+  append(p.Critical, piece.critical);
+  append(p.EdgeEnds, piece.edgeEnds);
+  append(p.DualEnds, piece.dualEnds);
   piece = MorsePieceSummary();
 }
 
@@ -521,8 +603,22 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
   const int threads = p.threads();
-  sortCritical(p.Critical, threads);
-  p.Positions.build(p.Critical, threads);
+  // The cells' positions (a hash table) are needed from the matrix's
+  // set-up on, and by the union-finds only to look up path ends given as
+  // cells: numbered ends need none, so the table is built on threads of
+  // its own meanwhile (the union-finds' loops leave most threads idle).
+  std::future<void> positions;
+  if (p.Numbered)
+  {
+    if (!isSortedOnThreads(p.Critical.data(), static_cast<int64_t>(p.Critical.size()), threads, filtrationLess))
+      throw std::logic_error("persistence: numbered path ends with the cells out of filtration order");
+    positions = std::async(std::launch::async, [&p, threads] { p.Positions.build(p.Critical, threads); });
+  }
+  else
+  {
+    sortCritical(p.Critical, threads);
+    p.Positions.build(p.Critical, threads);
+  }
   assignOnHugePages(p.Skip, p.Critical.size(), 0);
   assignOnHugePages(p.EmptyColumn, p.Critical.size(), 0);
   const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
@@ -549,6 +645,8 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     if (zero)
       p.pairDimensionZero(p.Pairs, threads);
   }
+  if (positions.valid())
+    positions.get(); // (rethrows the table's errors)
   // The matrix holds the columns not settled by union-find, renumbered.
   // Rows of cells settled by union-find are dropped: those of negative
   // edges are never the lowest entry of a 2-column during a reduction (an
@@ -827,15 +925,80 @@ struct Reader
 };
 }
 
+void MorsePieceSummary::expandNumberedEnds(int top, int threads)
+{
+  if (!numberedEnds)
+    return;
+  const int64_t n = static_cast<int64_t>(critical.size());
+  auto cellsOf = [&](int dimension) {
+    std::vector<int64_t> at =
+      positionsWhere(n, threads, [&](int64_t j) { return critical[static_cast<size_t>(j)].dimension == dimension; });
+    for (int64_t& j : at)
+      j = critical[static_cast<size_t>(j)].cell;
+    return at;
+  };
+  // A numbered list's cells of `dimension` written out in order, each as
+  // the summaries of cells lay them out: (edge, minimum, minimum), or
+  // (cell, maximum) twice for the dual (`outside`: -1 for the outside).
+  auto expand = [&](const SummaryArray<std::array<int32_t, 2>>& numbers, int dimension, int endDimension,
+                  bool outside, SummaryArray<int64_t>& out) {
+    if (numbers.empty())
+      return;
+    const std::vector<int64_t> ends = cellsOf(endDimension);
+    if (numbers.size() != critical.size())
+      throw std::logic_error("persistence: numbered path ends of the wrong length");
+    const std::vector<int64_t> cells =
+      positionsWhere(n, threads, [&](int64_t j) { return critical[static_cast<size_t>(j)].dimension == dimension; });
+    const size_t width = outside ? 4 : 3;
+    resizeOnHugePages(out, width * cells.size());
+    auto endCell = [&](int32_t number) -> int64_t {
+      if (number >= 0 && static_cast<size_t>(number) < ends.size())
+        return ends[static_cast<size_t>(number)];
+      if (outside && static_cast<size_t>(number) == ends.size())
+        return -1;
+      throw std::logic_error("persistence: a numbered path end that names no cell");
+    };
+    parallelFor(static_cast<int64_t>(cells.size()), threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const size_t j = static_cast<size_t>(cells[static_cast<size_t>(k)]);
+        int64_t* to = out.data() + width * static_cast<size_t>(k);
+        const int64_t cell = critical[j].cell;
+        if (outside) // (cell, end) twice: the dual's layout
+          for (int s = 0; s < 2; ++s)
+          {
+            *to++ = cell;
+            *to++ = endCell(numbers[j][static_cast<size_t>(s)]);
+          }
+        else // (edge, end, end)
+        {
+          *to++ = cell;
+          *to++ = endCell(numbers[j][0]);
+          *to++ = endCell(numbers[j][1]);
+        }
+      }
+    });
+  };
+  expand(edgeEndNumbers, 1, 0, false, edgeEnds);
+  expand(dualEndNumbers, top - 1, top, true, dualEnds);
+  SummaryArray<std::array<int32_t, 2>>().swap(edgeEndNumbers);
+  SummaryArray<std::array<int32_t, 2>>().swap(dualEndNumbers);
+  numberedEnds = false;
+}
+
 std::vector<uint8_t> MorsePieceSummary::toBytes() const
 {
   std::vector<uint8_t> out;
-  out.reserve(32 + critical.size() * 28 + (edgeEnds.size() + dualEnds.size()) * 8);
+  out.reserve(40 + critical.size() * 28 + (edgeEnds.size() + dualEnds.size()) * 8 +
+    (edgeEndNumbers.size() + dualEndNumbers.size()) * 8);
   put(out, kSummaryTag);
   put(out, static_cast<uint8_t>(hasNan));
+  put(out, static_cast<uint8_t>(numberedEnds));
   put(out, static_cast<uint64_t>(critical.size()));
   put(out, static_cast<uint64_t>(edgeEnds.size()));
   put(out, static_cast<uint64_t>(dualEnds.size()));
+  put(out, static_cast<uint64_t>(edgeEndNumbers.size()));
+  put(out, static_cast<uint64_t>(dualEndNumbers.size()));
   for (const MorseCriticalCell& c : critical)
   {
     put(out, c.cell);
@@ -847,6 +1010,10 @@ std::vector<uint8_t> MorsePieceSummary::toBytes() const
     put(out, v);
   for (int64_t v : dualEnds)
     put(out, v);
+  for (const auto& e : edgeEndNumbers)
+    put(out, e);
+  for (const auto& e : dualEndNumbers)
+    put(out, e);
   return out;
 }
 
@@ -857,8 +1024,10 @@ MorsePieceSummary MorsePieceSummary::fromBytes(const uint8_t* bytes, size_t size
     throw std::invalid_argument("persistence: not a piece summary");
   MorsePieceSummary s;
   s.hasNan = r.get<uint8_t>() != 0;
-  const uint64_t nc = r.get<uint64_t>(), ne = r.get<uint64_t>(), nd = r.get<uint64_t>();
-  if (nc > size / 28 || ne > size / 8 || nd > size / 8)
+  s.numberedEnds = r.get<uint8_t>() != 0;
+  const uint64_t nc = r.get<uint64_t>(), ne = r.get<uint64_t>(), nd = r.get<uint64_t>(), nen = r.get<uint64_t>(),
+                 ndn = r.get<uint64_t>();
+  if (nc > size / 28 || ne > size / 8 || nd > size / 8 || nen > size / 8 || ndn > size / 8)
     throw std::invalid_argument("persistence: a piece summary is truncated");
   s.critical.resize(nc);
   for (MorseCriticalCell& c : s.critical)
@@ -874,6 +1043,12 @@ MorsePieceSummary MorsePieceSummary::fromBytes(const uint8_t* bytes, size_t size
   s.dualEnds.resize(nd);
   for (int64_t& v : s.dualEnds)
     v = r.get<int64_t>();
+  s.edgeEndNumbers.resize(nen);
+  for (auto& e : s.edgeEndNumbers)
+    e = r.get<std::array<int32_t, 2>>();
+  s.dualEndNumbers.resize(ndn);
+  for (auto& e : s.dualEndNumbers)
+    e = r.get<std::array<int32_t, 2>>();
   if (r.Left != 0)
     throw std::invalid_argument("persistence: a piece summary has trailing bytes");
   return s;

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>
@@ -23,6 +24,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -222,13 +224,7 @@ template <typename T, bool Floating = std::is_floating_point<T>::value>
 struct OrderKey
 {
   static_assert(sizeof(T) <= 4, "values of up to 32 bits");
-  __device__ static uint32_t of(T value, bool super)
-  {
-    using U = typename std::make_unsigned<T>::type;
-    constexpr U flip = std::is_signed<T>::value ? U(U(1) << (8 * sizeof(T) - 1)) : U(0);
-    const U key = static_cast<U>(static_cast<U>(value) ^ flip);
-    return super ? static_cast<U>(~key) : key;
-  }
+  __device__ static uint32_t of(T value, bool super) { return orderedIntegerKey(value, super); }
 };
 template <typename T>
 struct OrderKey<T, true>
@@ -402,17 +398,48 @@ struct CriticalHost
 };
 
 // Image b's summary from the results: its critical cells, the ends of its
-// critical edges and of its critical (d-1)-cells, in the CPU scan's order.
-// Chunks of the cells on `threads` threads, each chunk's entries placed by
-// the counts of the chunks before it.
+// critical edges and of its critical (d-1)-cells, in the CPU scan's order,
+// or, where `numbered` (numberPathEnds), the ends' numbers as they are,
+// one pair a cell. Chunks of the cells on `threads` threads, each chunk's
+// entries placed by the counts of the chunks before it.
 template <typename I>
 void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const BatchGrid& grid, bool super,
-  int threads, MorsePieceSummary& s)
+  int threads, bool numbered, MorsePieceSummary& s)
 {
   const int64_t lo = h.start[b], n = h.start[b + 1] - lo;
   // (The results on huge pages: gigabytes at 512^3, written at once.)
   resizeOnHugePages(s.critical, static_cast<size_t>(n));
   const int64_t chunks = chunksOf(n, 8 * int64_t(threads), 4096);
+  // (Only 32-bit results are numbered: summarize.)
+  if (std::is_same<I, uint32_t>::value && numbered)
+  {
+    static_assert(sizeof(std::array<int32_t, 2>) == 2 * sizeof(uint32_t), "a pair of numbers");
+    const bool withEdges = grid.top >= 2, withDual = grid.top >= 1 && !s.hasNan;
+    s.numberedEnds = true;
+    resizeOnHugePages(s.edgeEndNumbers, withEdges ? static_cast<size_t>(n) : 0);
+    resizeOnHugePages(s.dualEndNumbers, withDual ? static_cast<size_t>(n) : 0);
+    dispatchScalarType(image.type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t) {
+        for (int64_t j = lo + i0; j < lo + i1; ++j)
+        {
+          MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
+          m.cell = static_cast<int64_t>(h.cell[j]);
+          m.voxel = static_cast<int64_t>(h.voxel[j]);
+          m.value = valueAt<T>(image, m.voxel, super);
+          m.dimension = h.dimension[j];
+        }
+        // (~0 is -1 as a signed number.)
+        if (withEdges)
+          std::memcpy(s.edgeEndNumbers.data() + i0, h.edgeEnds + 2 * (lo + i0),
+            static_cast<size_t>(i1 - i0) * 2 * sizeof(I));
+        if (withDual)
+          std::memcpy(s.dualEndNumbers.data() + i0, h.dualEnds + 2 * (lo + i0),
+            static_cast<size_t>(i1 - i0) * 2 * sizeof(I));
+      });
+    });
+    return;
+  }
   std::vector<int64_t> edges(static_cast<size_t>(chunks) + 1, 0), facets(static_cast<size_t>(chunks) + 1, 0);
   forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t c) {
     for (int64_t j = lo + i0; j < lo + i1; ++j)
@@ -520,21 +547,21 @@ struct OptionalRoom
 };
 
 template <typename I>
-void sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalBlock<I>& at, int64_t k,
+bool sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalBlock<I>& at, int64_t k,
   const GridView& image, const void* data, bool super)
 {
   if (!std::is_same<I, uint32_t>::value || scalarTypeSize(image.type) > 4 || k < 2 || block.stream != 0)
-    return;
+    return false;
   if (const char* env = std::getenv("TOPOVOX_GPU_SORT_CRITICAL"))
     if (std::string(env) == "0")
-      return;
+      return false;
   const unsigned blocks = cuda::blocksFor(k, 256, int64_t(cuda::multiprocessorCount()) * 16);
   const int bits = 2 + 8 * static_cast<int>(scalarTypeSize(image.type));
   const size_t n = static_cast<size_t>(k);
   // The order (kept), then the keys and the sort's spare arrays and room.
   OptionalRoom order(n * sizeof(uint32_t));
   if (!order.ptr)
-    return;
+    return false;
   uint32_t* const orderPtr = reinterpret_cast<uint32_t*>(order.ptr);
   {
     size_t tempBytes = 0;
@@ -546,7 +573,7 @@ void sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalB
                  tempAt = (spareAt + n * sizeof(uint32_t) + 255) / 256 * 256;
     OptionalRoom room(tempAt + tempBytes);
     if (!room.ptr)
-      return;
+      return false;
     uint64_t* const key = reinterpret_cast<uint64_t*>(room.ptr);
     dispatchScalarType(image.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -568,7 +595,7 @@ void sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalB
   }
   OptionalRoom sorted(at.total);
   if (!sorted.ptr)
-    return;
+    return false;
   // The image starts, then the nan flags, as they are.
   check(cudaMemcpyAsync(sorted.ptr, block.ptr, at.cellAt, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync");
   check(cudaMemcpyAsync(sorted.ptr + at.nanAt, block.ptr + at.nanAt, at.dimAt - at.nanAt, cudaMemcpyDeviceToDevice, 0),
@@ -576,6 +603,110 @@ void sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalB
   gatherCriticalKernel<I><<<blocks, 256>>>(orderPtr, k, at.in(block.ptr), at.in(sorted.ptr));
   check(cudaGetLastError(), "critical gather launch");
   std::swap(block.ptr, sorted.ptr); // (the old block is freed with `sorted`)
+  return true;
+}
+
+// The numbers of a vertex and of a top cell (given as doubled-grid
+// indices), as vertexPointers and topPointers count them.
+__device__ inline int64_t vertexNumberOf(int64_t cell, const BatchGrid& g)
+{
+  const int64_t c0 = cell % g.cellDims[0], c1 = (cell / g.cellDims[0]) % g.cellDims[1],
+                c2 = cell / (g.cellDims[0] * g.cellDims[1]);
+  return (c0 >> 1) + g.vertexDims[0] * ((c1 >> 1) + g.vertexDims[1] * (c2 >> 1));
+}
+__device__ inline int64_t topNumberOf(int64_t cell, const BatchGrid& g)
+{
+  const int64_t c[3] = { cell % g.cellDims[0], (cell / g.cellDims[0]) % g.cellDims[1],
+    cell / (g.cellDims[0] * g.cellDims[1]) };
+  int64_t number = 0;
+  for (int a = 2; a >= 0; --a)
+    number = number * g.topDims[a] + (g.active[a] ? (c[a] - 1) >> 1 : 0);
+  return number;
+}
+
+// 1 for a cell of one dimension: what the scan counts.
+struct OfDimension
+{
+  const int8_t* dimension;
+  int8_t wanted;
+  __device__ uint32_t operator()(int64_t k) const { return dimension[k] == wanted ? 1u : 0u; }
+};
+
+// Each cell of dimension `wanted` (the minima, or the maxima where `top`)
+// writes its number, how many such cells come before it, at its vertex's
+// (top cell's) place in `number`.
+__global__ void placeNumbersKernel(const uint32_t* __restrict__ cell, const int8_t* __restrict__ dimension,
+  const uint32_t* __restrict__ counted, int64_t k, int8_t wanted, bool top, BatchGrid grid, uint32_t* number)
+{
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < k; j += int64_t(gridDim.x) * blockDim.x)
+    if (dimension[j] == wanted)
+      number[top ? topNumberOf(cell[j], grid) : vertexNumberOf(cell[j], grid)] = counted[j] - 1;
+}
+
+// The two ends of each cell of dimension `wanted` replaced by their
+// numbers (the outside, ~0, by the count of maxima: counted[k - 1]); the
+// other cells' entries, never written before, set to ~0.
+__global__ void numberEndsKernel(uint32_t* ends, const int8_t* __restrict__ dimension,
+  const uint32_t* __restrict__ counted, const uint32_t* __restrict__ number, int64_t k, int8_t wanted, bool top,
+  BatchGrid grid)
+{
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < k; j += int64_t(gridDim.x) * blockDim.x)
+    for (int s = 0; s < 2; ++s)
+    {
+      uint32_t out = ~0u;
+      if (dimension[j] == wanted)
+      {
+        const uint32_t e = ends[2 * j + s];
+        out = e == ~0u ? counted[k - 1] : number[top ? topNumberOf(e, grid) : vertexNumberOf(e, grid)];
+      }
+      ends[2 * j + s] = out;
+    }
+}
+
+// A sorted image's path ends numbered on the device
+// (MorsePieceSummary::numberedEnds): the minima and the maxima are counted
+// in the filtration order by a scan, each writes its number at its vertex's
+// (top cell's) place, and each end reads the number there. The pairing
+// then looks up no cell: on the host, translating a 512^3 field's 115 M
+// ends through its hash table of 85 M cells, and numbering them, took
+// about 1.5 s of its 16 threads (twenty-seventh session). Only after
+// sortInFiltrationOrder, with the device memory at hand (false otherwise:
+// the ends stay cells), and unless TOPOVOX_GPU_NUMBER_ENDS=0.
+bool numberPathEnds(cuda::DeviceArray<char, true>& block, const CriticalBlock<uint32_t>& at, int64_t k,
+  const BatchGrid& grid)
+{
+  if (const char* env = std::getenv("TOPOVOX_GPU_NUMBER_ENDS"))
+    if (std::string(env) == "0")
+      return false;
+  const size_t n = static_cast<size_t>(k);
+  const size_t places = static_cast<size_t>(std::max(grid.vertices, grid.tops));
+  const CriticalOut<uint32_t> out = at.in(block.ptr);
+  const thrust::counting_iterator<int64_t> all(0);
+  auto flags = [&](int8_t wanted) { return thrust::make_transform_iterator(all, OfDimension{ out.dimension, wanted }); };
+  size_t scanBytes = 0;
+  check(cub::DeviceScan::InclusiveSum(nullptr, scanBytes, flags(0), static_cast<uint32_t*>(nullptr), k),
+    "cub::DeviceScan::InclusiveSum");
+  const size_t placesAt = n * sizeof(uint32_t), scanAt = (placesAt + places * sizeof(uint32_t) + 255) / 256 * 256;
+  OptionalRoom room(scanAt + scanBytes);
+  if (!room.ptr)
+    return false;
+  uint32_t* const counted = reinterpret_cast<uint32_t*>(room.ptr);
+  uint32_t* const number = reinterpret_cast<uint32_t*>(room.ptr + placesAt);
+  const unsigned blocks = cuda::blocksFor(k, 256, int64_t(cuda::multiprocessorCount()) * 16);
+  // Edges' ends from 2D up, the dual's from 1D up (with NaN the pairing
+  // uses no dual ends; numbering them anyway costs nothing it needs).
+  auto numberOne = [&](uint32_t* ends, int8_t endDimension, int8_t cellDimension, bool top) {
+    check(cub::DeviceScan::InclusiveSum(room.ptr + scanAt, scanBytes, flags(endDimension), counted, k),
+      "cub::DeviceScan::InclusiveSum");
+    placeNumbersKernel<<<blocks, 256>>>(out.cell, out.dimension, counted, k, endDimension, top, grid, number);
+    numberEndsKernel<<<blocks, 256>>>(ends, out.dimension, counted, number, k, cellDimension, top, grid);
+    check(cudaGetLastError(), "path end numbering launch");
+  };
+  if (grid.top >= 2)
+    numberOne(out.edgeEnds, 0, 1, false);
+  if (grid.top >= 1)
+    numberOne(out.dualEnds, static_cast<int8_t>(grid.top), static_cast<int8_t>(grid.top - 1), true);
+  return true;
 }
 
 // The critical cells' results computed, brought back in one copy, and laid
@@ -602,8 +733,10 @@ std::vector<BuiltPiece> summarize(const std::vector<GridView>& images, const Bat
   }
   check(cudaMemcpyAsync(block.ptr + nanAt, nan, static_cast<size_t>(count), cudaMemcpyDeviceToDevice, 0),
     "cudaMemcpyAsync");
-  if (count == 1)
-    sortInFiltrationOrder<I>(block, at, k, images[0], data, super);
+  bool numbered = false;
+  if (count == 1 && sortInFiltrationOrder<I>(block, at, k, images[0], data, super))
+    if constexpr (std::is_same<I, uint32_t>::value)
+      numbered = numberPathEnds(block, at, k, grid);
   const int threads = defaultThreadCount();
   CriticalHost<I> h;
   h.bytes = LargeArray<char>(total);
@@ -624,11 +757,11 @@ std::vector<BuiltPiece> summarize(const std::vector<GridView>& images, const Bat
   }
   // Images on the threads; a single image's cells on them.
   if (count == 1)
-    assemble(h, 0, images[0], grid, super, threads, pieces[0].summary);
+    assemble(h, 0, images[0], grid, super, threads, numbered, pieces[0].summary);
   else
     parallelFor(count, threads, [&](int, int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b)
-        assemble(h, b, images[static_cast<size_t>(b)], grid, super, 1, pieces[static_cast<size_t>(b)].summary);
+        assemble(h, b, images[static_cast<size_t>(b)], grid, super, 1, false, pieces[static_cast<size_t>(b)].summary);
     });
   return pieces;
 }

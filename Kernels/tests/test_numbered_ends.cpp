@@ -1,0 +1,305 @@
+// test_numbered_ends.cpp - the pairing's numbered path ends
+// (MorsePieceSummary::numberedEnds), which only the GPU makes, checked on
+// the CPU: a whole image's CPU summary is put in filtration order and its
+// ends numbered here, by brute force (a map from each minimum's and
+// maximum's cell to its number). Then:
+// - the pairing gives from it the diagram the summary as cells gives;
+// - expandNumberedEnds writes out the summary as cells, the same set;
+// - the numbered form survives toBytes/fromBytes;
+// - beside another piece's cells it is written out first (a duplicate
+//   piece is then refused as one);
+// - numbers that name no cell are refused.
+#include "topovox/Persistence.h"
+#include "topovox/PersistencePieces.h"
+
+#include "KernelCheck.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace topovox;
+
+namespace
+{
+using kernel_check::expect;
+
+int topOf(const int64_t dims[3])
+{
+  int top = 0;
+  for (int a = 0; a < 3; ++a)
+    top += dims[a] > 1 ? 1 : 0;
+  return top;
+}
+
+// The summary as the GPU hands it over: cells in filtration order (value,
+// dimension, cell), ends numbered.
+MorsePieceSummary numberedFrom(const MorsePieceSummary& classic, int top)
+{
+  MorsePieceSummary s;
+  s.hasNan = classic.hasNan;
+  s.critical = classic.critical;
+  std::sort(s.critical.begin(), s.critical.end(), [](const MorseCriticalCell& a, const MorseCriticalCell& b) {
+    return std::tie(a.value, a.dimension, a.cell) < std::tie(b.value, b.dimension, b.cell);
+  });
+  std::map<int64_t, int32_t> minimum, maximum; // cell -> number
+  std::map<int64_t, size_t> position;
+  for (size_t j = 0; j < s.critical.size(); ++j)
+  {
+    const MorseCriticalCell& c = s.critical[j];
+    position[c.cell] = j;
+    if (c.dimension == 0)
+      minimum.emplace(c.cell, static_cast<int32_t>(minimum.size()));
+    if (c.dimension == top)
+      maximum.emplace(c.cell, static_cast<int32_t>(maximum.size()));
+  }
+  const std::array<int32_t, 2> none = { { -1, -1 } };
+  // (As the GPU gives them: edges' ends from 2D up, the dual's without NaN.)
+  if (top >= 2)
+  {
+    s.edgeEndNumbers.assign(s.critical.size(), none);
+    for (size_t k = 0; k + 2 < classic.edgeEnds.size(); k += 3)
+      s.edgeEndNumbers[position.at(classic.edgeEnds[k])] = { { minimum.at(classic.edgeEnds[k + 1]),
+        minimum.at(classic.edgeEnds[k + 2]) } };
+  }
+  if (top >= 1 && !classic.hasNan)
+  {
+    s.dualEndNumbers.assign(s.critical.size(), none);
+    const int32_t outside = static_cast<int32_t>(maximum.size());
+    for (size_t k = 0; k + 1 < classic.dualEnds.size(); k += 2)
+    {
+      auto& e = s.dualEndNumbers[position.at(classic.dualEnds[k])];
+      const int32_t end = classic.dualEnds[k + 1] < 0 ? outside : maximum.at(classic.dualEnds[k + 1]);
+      (e[0] < 0 ? e[0] : e[1]) = end;
+    }
+  }
+  s.numberedEnds = true;
+  return s;
+}
+
+// A summary's content as sorted sets (the order of its lists is free).
+struct Canonical
+{
+  std::vector<std::tuple<int64_t, int64_t, double, int32_t>> cells;
+  std::vector<std::array<int64_t, 3>> edgeEnds;
+  std::vector<std::array<int64_t, 2>> dualEnds;
+  explicit Canonical(const MorsePieceSummary& s)
+  {
+    for (const MorseCriticalCell& c : s.critical)
+      cells.emplace_back(c.cell, c.voxel, c.value, c.dimension);
+    for (size_t k = 0; k + 2 < s.edgeEnds.size(); k += 3)
+    {
+      std::array<int64_t, 3> e = { { s.edgeEnds[k], s.edgeEnds[k + 1], s.edgeEnds[k + 2] } };
+      std::sort(e.begin() + 1, e.end());
+      edgeEnds.push_back(e);
+    }
+    for (size_t k = 0; k + 1 < s.dualEnds.size(); k += 2)
+      dualEnds.push_back({ { s.dualEnds[k], s.dualEnds[k + 1] } });
+    std::sort(cells.begin(), cells.end());
+    std::sort(edgeEnds.begin(), edgeEnds.end());
+    std::sort(dualEnds.begin(), dualEnds.end());
+  }
+  bool operator==(const Canonical& o) const
+  {
+    return cells == o.cells && edgeEnds == o.edgeEnds && dualEnds == o.dualEnds;
+  }
+};
+
+PersistenceDiagram pairOnce(const MorsePiece& piece, MorsePieceSummary summary, const PersistenceOptions& po,
+  const int64_t dims[3])
+{
+  MorsePairing pairing(dims, po);
+  pairing.add(std::move(summary));
+  const std::vector<int64_t> need = pairing.pairByUnionFind();
+  pairing.addBoundaries(piece.boundaries(need));
+  return pairing.finish();
+}
+
+bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
+{
+  if (a.pairs.size() != b.pairs.size())
+    return false;
+  for (size_t k = 0; k < a.pairs.size(); ++k)
+  {
+    const PersistencePair &p = a.pairs[k], &q = b.pairs[k];
+    if (p.dimension != q.dimension || p.birth != q.birth || p.death != q.death || p.essential != q.essential ||
+      !std::equal(p.birthVoxel, p.birthVoxel + 3, q.birthVoxel) ||
+      !std::equal(p.deathVoxel, p.deathVoxel + 3, q.deathVoxel))
+      return false;
+  }
+  return true;
+}
+
+template <typename T>
+void checkImage(const std::string& name, std::vector<T> values, ScalarType type, int64_t nx, int64_t ny, int64_t nz)
+{
+  const GridView g = GridView::contiguous(values.data(), type, nx, ny, nz);
+  const int top = topOf(g.dims);
+  for (Construction construction : { Construction::V, Construction::T })
+    for (Filtration filtration : { Filtration::Sublevel, Filtration::Superlevel })
+      for (int threads : { 1, 4 })
+      {
+        PersistenceOptions po;
+        po.construction = construction;
+        po.filtration = filtration;
+        po.threads = threads;
+        const std::string what = name + (construction == Construction::T ? " T" : " V") +
+          (filtration == Filtration::Superlevel ? " superlevel" : " sublevel") + " threads " +
+          std::to_string(threads);
+        try
+        {
+          const MorsePiece piece(g, PieceRegion::whole(g.dims, construction), po);
+          const MorsePieceSummary& classic = piece.summary();
+          const MorsePieceSummary numbered = numberedFrom(classic, top);
+          expect(sameDiagram(pairOnce(piece, numbered, po, g.dims), pairOnce(piece, classic, po, g.dims)),
+            what + ": the numbered ends pair as the cells do");
+
+          MorsePieceSummary expanded = numbered;
+          expanded.expandNumberedEnds(top, threads);
+          expect(!expanded.numberedEnds && expanded.edgeEndNumbers.empty() && expanded.dualEndNumbers.empty() &&
+              Canonical(expanded) == Canonical(classic),
+            what + ": written out, the numbered ends are the cells'");
+
+          const std::vector<uint8_t> bytes = numbered.toBytes();
+          const MorsePieceSummary back = MorsePieceSummary::fromBytes(bytes.data(), bytes.size());
+          expect(back.numberedEnds && back.edgeEndNumbers == numbered.edgeEndNumbers &&
+              back.dualEndNumbers == numbered.dualEndNumbers && back.critical.size() == numbered.critical.size(),
+            what + ": the numbered ends travel as bytes");
+          expect(sameDiagram(pairOnce(piece, back, po, g.dims), pairOnce(piece, classic, po, g.dims)),
+            what + ": and pair as before");
+
+          // Beside an empty summary (an MPI rank's): still numbered, same diagram.
+          {
+            MorsePairing pairing(g.dims, po);
+            pairing.add(MorsePieceSummary(numbered));
+            pairing.add(MorsePieceSummary());
+            const std::vector<int64_t> need = pairing.pairByUnionFind();
+            pairing.addBoundaries(piece.boundaries(need));
+            expect(sameDiagram(pairing.finish(), pairOnce(piece, classic, po, g.dims)),
+              what + ": an empty summary beside the numbered one changes nothing");
+          }
+          // Beside another piece's cells (here the same again): written out,
+          // so the duplicate is found.
+          if (!classic.critical.empty())
+          {
+            MorsePairing pairing(g.dims, po);
+            pairing.add(MorsePieceSummary(numbered));
+            pairing.add(MorsePieceSummary(classic));
+            std::string why;
+            try
+            {
+              pairing.pairByUnionFind();
+            }
+            catch (const std::logic_error& e)
+            {
+              why = e.what();
+            }
+            expect(why.find("same critical cell") != std::string::npos,
+              what + ": numbered ends beside other cells are written out (" + why + ")");
+          }
+        }
+        catch (const std::exception& e)
+        {
+          expect(false, what + ": threw " + e.what());
+        }
+      }
+}
+
+template <typename T>
+std::vector<T> randomValues(std::mt19937_64& rng, size_t n, int levels)
+{
+  std::uniform_int_distribution<int> d(0, levels - 1);
+  std::vector<T> v(n);
+  for (T& x : v)
+    x = static_cast<T>(d(rng));
+  return v;
+}
+
+// A numbered summary whose numbers name no cell is refused by the pairing
+// and by expandNumberedEnds, as a logic error.
+void checkRefusals(std::mt19937_64& rng)
+{
+  std::vector<float> v = randomValues<float>(rng, 9 * 8 * 7, 30);
+  const GridView g = GridView::contiguous(v.data(), ScalarType::Float32, 9, 8, 7);
+  PersistenceOptions po;
+  po.threads = 4;
+  const MorsePiece piece(g, PieceRegion::whole(g.dims, po.construction), po);
+  const MorsePieceSummary numbered = numberedFrom(piece.summary(), 3);
+  auto refused = [&](const MorsePieceSummary& bad, const std::string& what) {
+    std::string pairingWhy, expandWhy;
+    try
+    {
+      MorsePairing pairing(g.dims, po);
+      pairing.add(MorsePieceSummary(bad));
+      pairing.pairByUnionFind();
+    }
+    catch (const std::logic_error& e)
+    {
+      pairingWhy = e.what();
+    }
+    try
+    {
+      MorsePieceSummary copy = bad;
+      copy.expandNumberedEnds(3, 4);
+    }
+    catch (const std::logic_error& e)
+    {
+      expandWhy = e.what();
+    }
+    expect(!pairingWhy.empty(), what + ": refused by the pairing");
+    expect(!expandWhy.empty(), what + ": refused when written out");
+  };
+  auto firstOf = [&](int dimension) {
+    for (size_t j = 0; j < numbered.critical.size(); ++j)
+      if (numbered.critical[j].dimension == dimension)
+        return j;
+    return numbered.critical.size();
+  };
+  expect(firstOf(1) < numbered.critical.size() && firstOf(2) < numbered.critical.size(),
+    "the volume has critical edges and faces");
+  {
+    MorsePieceSummary bad = numbered;
+    bad.edgeEndNumbers[firstOf(1)][1] = 1 << 30; // past the minima
+    refused(bad, "an edge's end past the minima");
+  }
+  {
+    MorsePieceSummary bad = numbered;
+    bad.dualEndNumbers[firstOf(2)][0] = -7;
+    refused(bad, "a face's negative end");
+  }
+  {
+    MorsePieceSummary bad = numbered;
+    bad.edgeEndNumbers.pop_back();
+    refused(bad, "edge ends of the wrong length");
+  }
+}
+}
+
+int main()
+{
+  std::mt19937_64 rng(57);
+  const int64_t shapes[][3] = { { 1, 1, 1 }, { 12, 1, 1 }, { 7, 6, 1 }, { 1, 5, 8 }, { 5, 4, 3 }, { 9, 8, 7 },
+    { 2, 2, 2 } };
+  for (const auto& s : shapes)
+  {
+    const size_t n = static_cast<size_t>(s[0] * s[1] * s[2]);
+    const std::string shape = std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
+    checkImage("uint8 3 levels " + shape, randomValues<uint8_t>(rng, n, 3), ScalarType::UInt8, s[0], s[1], s[2]);
+    checkImage("float 1000 levels " + shape, randomValues<float>(rng, n, 1000), ScalarType::Float32, s[0], s[1],
+      s[2]);
+    checkImage("constant " + shape, std::vector<double>(n, 2.5), ScalarType::Float64, s[0], s[1], s[2]);
+  }
+  // With NaN the dual has no ends (the matrix pairs the top dimension).
+  std::vector<float> withNan = randomValues<float>(rng, 7 * 6 * 5, 5);
+  for (size_t i = 0; i < withNan.size(); i += 7)
+    withNan[i] = std::nanf("");
+  checkImage("nan 7x6x5", withNan, ScalarType::Float32, 7, 6, 5);
+  checkRefusals(rng);
+  return kernel_check::finish();
+}
