@@ -195,6 +195,24 @@ void builtOnTop()
   parallelSort(words, 4, std::less<std::string>());
   expect(words == wordsSorted, "parallelSort of strings equals std::sort");
 
+  // positionsByKey: each list positionsWhere's for its key, keys out of
+  // range in none (sizes that make one chunk and several).
+  for (const int threads : { 1, 3, 8 })
+    for (const int64_t size : { int64_t(0), int64_t(1000), int64_t(200003) })
+    {
+      std::vector<int> key(static_cast<size_t>(size));
+      for (int& k : key)
+        k = static_cast<int>(rng() % 7) - 1; // -1 .. 5: -1, 4 and 5 outside
+      const auto lists = positionsByKey<4>(size, threads, [&](int64_t j) { return key[static_cast<size_t>(j)]; });
+      bool same = true;
+      for (int b = 0; b < 4; ++b)
+        same = same &&
+          lists[static_cast<size_t>(b)] ==
+            positionsWhere(size, 1, [&](int64_t j) { return key[static_cast<size_t>(j)] == b; });
+      expect(same, "positionsByKey equals positionsWhere per key (" + std::to_string(threads) + " threads, " +
+          std::to_string(size) + " items)");
+    }
+
   // isSortedOnThreads against std::is_sorted: sorted lists, and one
   // descent put anywhere, at the chunks' seams too (chunks of at least 2^15
   // items: 200,000 items make several).

@@ -235,6 +235,9 @@ struct MorsePairing::Impl
   // the GPU), per position.
   SummaryArray<std::array<int32_t, 2>> EdgeEndNumbers, DualEndNumbers;
   bool Numbered = false;
+  // The positions of the critical cells of each dimension, in order (made
+  // for the union-finds, in one pass over the cells).
+  std::array<std::vector<int64_t>, 4> ByDimension;
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
@@ -280,20 +283,19 @@ struct MorsePairing::Impl
   // parallel steps run on `threads` threads.
   void pairTopDimension(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
-    std::vector<int64_t> maximumAt; // the maxima's positions, in order
+    const std::vector<int64_t>& maximumAt = numbered(Top, threads); // the maxima's positions, in order
     if (Numbered)
     {
       // The GPU has numbered the ends as below (the outside after every
       // maximum).
       if (DualEndNumbers.size() != Critical.size())
         throw std::logic_error("persistence: a summary without its dual paths' ends");
-      maximumAt = numbered(Top, threads);
       persistence::UnionFind maxima(maximumAt.size() + 1, threads);
       pairTopDimensionLoop(pairs, maxima, DualEndNumbers.data(), maximumAt, threads);
       SummaryArray<std::array<int32_t, 2>>().swap(DualEndNumbers);
       return;
     }
-    const LargeArray<int64_t> dense = denseIndices(Top, maximumAt, threads);
+    const LargeArray<int64_t> dense = denseIndices(maximumAt, threads);
     const int64_t outside = static_cast<int64_t>(maximumAt.size()); // after every maximum: the oldest
     persistence::UnionFind maxima(maximumAt.size() + 1, threads); // (refuses 2^31 maxima)
     // Per (d-1)-cell position, the ends of its two dual paths (maxima's
@@ -331,8 +333,7 @@ struct MorsePairing::Impl
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
-    const std::vector<int64_t> cells = positionsWhere(
-      n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == Top - 1; });
+    const std::vector<int64_t>& cells = ByDimension[static_cast<size_t>(Top - 1)];
     const size_t first = pairs.size();
     elderRuleLoop(maxima, ends, cells, true, threads, "persistence: a (d-1)-cell without its two dual paths",
       [&](int64_t j, int64_t r1, int64_t r2) {
@@ -419,18 +420,17 @@ struct MorsePairing::Impl
   // are positive: a reduction would zero them). As pairTopDimension.
   void pairDimensionZero(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
-    std::vector<int64_t> minimumAt; // the minima's positions, in order
+    const std::vector<int64_t>& minimumAt = numbered(0, threads); // the minima's positions, in order
     if (Numbered)
     {
       if (EdgeEndNumbers.size() != Critical.size())
         throw std::logic_error("persistence: a summary without its edges' ends");
-      minimumAt = numbered(0, threads); // (the GPU has numbered the ends so)
-      persistence::UnionFind minima(minimumAt.size(), threads);
+      persistence::UnionFind minima(minimumAt.size(), threads); // (the GPU has numbered the ends so)
       pairDimensionZeroLoop(pairs, minima, EdgeEndNumbers.data(), minimumAt, threads);
       SummaryArray<std::array<int32_t, 2>>().swap(EdgeEndNumbers);
       return;
     }
-    const LargeArray<int64_t> dense = denseIndices(0, minimumAt, threads);
+    const LargeArray<int64_t> dense = denseIndices(minimumAt, threads);
     // Per edge position, the minima (dense indices, 32 bits as the
     // union-find's) its two paths reach.
     persistence::UnionFind minima(minimumAt.size(), threads); // (refuses 2^31 minima)
@@ -452,8 +452,7 @@ struct MorsePairing::Impl
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
-    const std::vector<int64_t> edges =
-      positionsWhere(n, threads, [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == 1; });
+    const std::vector<int64_t>& edges = ByDimension[1];
     const size_t first = pairs.size();
     elderRuleLoop(minima, ends, edges, false, threads, "persistence: a critical edge without its gradient paths",
       [&](int64_t j, int64_t r1, int64_t r2) {
@@ -486,16 +485,11 @@ struct MorsePairing::Impl
     });
   }
 
-  // The critical cells of `dimension` numbered 0, 1, ... in filtration
-  // order (returned per position; -1 at the other positions), their
-  // positions in *at, and taken out of the matrix. The union-find runs on
-  // these numbers: its arrays then hold a fraction of the critical cells,
-  // and the order of the numbers is that of the positions, which the elder
-  // rule compares.
-  LargeArray<int64_t> denseIndices(int dimension, std::vector<int64_t>& at, int threads)
+  // The number of each cell at the positions `at` (numbered()'s), per
+  // position (-1 at the other positions).
+  LargeArray<int64_t> denseIndices(const std::vector<int64_t>& at, int threads)
   {
     LargeArray<int64_t> dense(Critical.size(), -1, threads);
-    at = numbered(dimension, threads);
     parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         dense[static_cast<size_t>(at[static_cast<size_t>(k)])] = k;
@@ -503,12 +497,14 @@ struct MorsePairing::Impl
     return dense;
   }
 
-  // The positions of the critical cells of `dimension`, in order (number k
-  // at the k-th), taken out of the matrix.
-  std::vector<int64_t> numbered(int dimension, int threads)
+  // The critical cells of `dimension`, numbered 0, 1, ... in filtration
+  // order: their positions, number k at the k-th; taken out of the matrix.
+  // The union-find runs on these numbers: its arrays then hold a fraction
+  // of the critical cells, and the order of the numbers is that of the
+  // positions, which the elder rule compares.
+  const std::vector<int64_t>& numbered(int dimension, int threads)
   {
-    std::vector<int64_t> at = positionsWhere(static_cast<int64_t>(Critical.size()), threads,
-      [&](int64_t j) { return Critical[static_cast<size_t>(j)].dimension == dimension; });
+    const std::vector<int64_t>& at = ByDimension[static_cast<size_t>(dimension)];
     parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         Skip[static_cast<size_t>(at[static_cast<size_t>(k)])] = 1;
@@ -621,6 +617,8 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   }
   assignOnHugePages(p.Skip, p.Critical.size(), 0);
   assignOnHugePages(p.EmptyColumn, p.Critical.size(), 0);
+  p.ByDimension = positionsByKey<4>(static_cast<int64_t>(p.Critical.size()), threads,
+    [&p](int64_t j) { return p.Critical[static_cast<size_t>(j)].dimension; });
   const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
   if (top && zero && p.Top >= 3 && threads > 1 && p.Critical.size() >= kTwoUnionFindsCells)
   {
@@ -665,15 +663,32 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
       p.Matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[j].dimension));
     }
   });
-  std::vector<int64_t> need = positionsWhere(n, threads, [&](int64_t j) {
-    return !p.Skip[static_cast<size_t>(j)] && !p.EmptyColumn[static_cast<size_t>(j)] &&
-      p.Critical[static_cast<size_t>(j)].dimension > 0;
-  });
-  parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k)
-      need[static_cast<size_t>(k)] = p.Critical[static_cast<size_t>(need[static_cast<size_t>(k)])].cell;
-  });
-  parallelSort(need, threads, std::less<int64_t>());
+  // The boundaries asked for: the columns left but the empty ones, of
+  // cells above the vertices, as (cell, position), sorted by cell.
+  std::vector<std::pair<int64_t, int64_t>> wanted;
+  for (size_t d = 1; d < p.ByDimension.size(); ++d)
+  {
+    const std::vector<int64_t>& list = p.ByDimension[d];
+    const std::vector<int64_t> kept = positionsWhere(static_cast<int64_t>(list.size()), threads, [&](int64_t k) {
+      const size_t j = static_cast<size_t>(list[static_cast<size_t>(k)]);
+      return !p.Skip[j] && !p.EmptyColumn[j];
+    });
+    const size_t at = wanted.size();
+    resizeOnHugePages(wanted, at + kept.size());
+    parallelFor(static_cast<int64_t>(kept.size()), threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const int64_t j = list[static_cast<size_t>(kept[static_cast<size_t>(k)])];
+        wanted[at + static_cast<size_t>(k)] = { p.Critical[static_cast<size_t>(j)].cell, j };
+      }
+    });
+  }
+  for (auto& list : p.ByDimension)
+    std::vector<int64_t>().swap(list);
+  parallelSort(wanted, threads,
+    [](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) { return a.first < b.first; });
+  std::vector<int64_t> need;
+  resizeOnHugePages(need, wanted.size());
   if (!need.empty())
   {
     if (need.size() > static_cast<size_t>(INT32_MAX))
@@ -682,7 +697,10 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     p.SlotOf = LargeArray<int32_t>(p.Critical.size(), -1, threads);
     parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
-        p.SlotOf[static_cast<size_t>(p.columnOf(need[static_cast<size_t>(k)]))] = static_cast<int32_t>(k);
+      {
+        need[static_cast<size_t>(k)] = wanted[static_cast<size_t>(k)].first;
+        p.SlotOf[static_cast<size_t>(wanted[static_cast<size_t>(k)].second)] = static_cast<int32_t>(k);
+      }
     });
     assignOnHugePages(p.Given, need.size(), 0);
   }
