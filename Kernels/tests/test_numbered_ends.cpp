@@ -8,7 +8,10 @@
 // - the numbered form survives toBytes/fromBytes;
 // - beside another piece's cells it is written out first (a duplicate
 //   piece is then refused as one);
-// - numbers that name no cell are refused.
+// - numbers that name no cell are refused;
+// - boundaries given as the GPU translates them (slots and matrix rows,
+//   MorsePairing::boundaryRows; translated here from the CPU's records)
+//   give the same diagram, and bad ones are refused.
 #include "topovox/Persistence.h"
 #include "topovox/PersistencePieces.h"
 
@@ -17,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -121,6 +125,25 @@ PersistenceDiagram pairOnce(const MorsePiece& piece, MorsePieceSummary summary, 
   return pairing.finish();
 }
 
+// Records of cells (MorsePiece::boundaries) as the GPU translates them with
+// `rows`: slot, count, matrix rows; positions from the numbered summary.
+std::vector<int64_t> translated(const std::vector<int64_t>& flat, const BoundaryRows& rows,
+  const MorsePieceSummary& numbered)
+{
+  std::map<int64_t, int64_t> position;
+  for (size_t j = 0; j < numbered.critical.size(); ++j)
+    position[numbered.critical[j].cell] = static_cast<int64_t>(j);
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < flat.size(); k += 2 + static_cast<size_t>(flat[k + 1]))
+  {
+    out.push_back(rows.slotOf[position.at(flat[k])]);
+    out.push_back(flat[k + 1]);
+    for (int64_t e = 0; e < flat[k + 1]; ++e)
+      out.push_back(rows.rowOf[position.at(flat[k + 2 + static_cast<size_t>(e)])]);
+  }
+  return out;
+}
+
 bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
 {
   if (a.pairs.size() != b.pairs.size())
@@ -174,6 +197,36 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
           expect(sameDiagram(pairOnce(piece, back, po, g.dims), pairOnce(piece, classic, po, g.dims)),
             what + ": and pair as before");
 
+          // The boundaries as slots and rows, all of them or half and half.
+          for (const bool half : { false, true })
+          {
+            MorsePairing pairing(g.dims, po);
+            pairing.add(MorsePieceSummary(numbered));
+            const std::vector<int64_t> need = pairing.pairByUnionFind();
+            const BoundaryRows rows = pairing.boundaryRows();
+            expect(need.empty() ? rows.positions == 0 : rows.positions == static_cast<int64_t>(numbered.critical.size()),
+              what + ": the pairing offers slots and rows where it needs boundaries");
+            const std::vector<int64_t> flat = piece.boundaries(need);
+            if (rows.positions == 0)
+              pairing.addBoundaries(flat);
+            else if (!half)
+              pairing.addBoundaryRows(translated(flat, rows, numbered));
+            else
+            {
+              // The first half of the records translated, the rest as cells.
+              size_t k = 0, records = 0;
+              for (; k < flat.size(); k += 2 + static_cast<size_t>(flat[k + 1]))
+                ++records;
+              size_t cut = 0;
+              for (size_t r = 0; r < records / 2; ++r)
+                cut += 2 + static_cast<size_t>(flat[cut + 1]);
+              pairing.addBoundaryRows(translated(std::vector<int64_t>(flat.begin(), flat.begin() + cut), rows, numbered));
+              pairing.addBoundaries(std::vector<int64_t>(flat.begin() + cut, flat.end()));
+            }
+            expect(sameDiagram(pairing.finish(), pairOnce(piece, classic, po, g.dims)),
+              what + (half ? ": half the boundaries as slots and rows" : ": the boundaries as slots and rows") +
+                ", the same diagram");
+          }
           // Beside an empty summary (an MPI rank's): still numbered, same diagram.
           {
             MorsePairing pairing(g.dims, po);
@@ -278,6 +331,45 @@ void checkRefusals(std::mt19937_64& rng)
     bad.edgeEndNumbers.pop_back();
     refused(bad, "edge ends of the wrong length");
   }
+  // Translated boundaries that the pairing refuses: a record given twice,
+  // a slot past those asked for (invalid_argument), a row past the matrix
+  // (logic_error: the device's mistake).
+  auto rowsRefusal = [&](const std::function<void(std::vector<int64_t>&)>& spoil) {
+    MorsePairing pairing(g.dims, po);
+    pairing.add(MorsePieceSummary(numbered));
+    const std::vector<int64_t> need = pairing.pairByUnionFind();
+    std::vector<int64_t> flat = translated(piece.boundaries(need), pairing.boundaryRows(), numbered);
+    spoil(flat);
+    try
+    {
+      pairing.addBoundaryRows(flat);
+    }
+    catch (const std::invalid_argument& e)
+    {
+      return "I " + std::string(e.what());
+    }
+    catch (const std::logic_error& e)
+    {
+      return "L " + std::string(e.what());
+    }
+    return std::string();
+  };
+  expect(rowsRefusal([](std::vector<int64_t>& flat) {
+    const std::vector<int64_t> first(flat.begin(), flat.begin() + 2 + flat[1]);
+    flat.insert(flat.end(), first.begin(), first.end());
+  }).rfind("I persistence: a boundary that was not asked for, or given twice", 0) == 0,
+    "a translated record given twice is refused");
+  expect(rowsRefusal([](std::vector<int64_t>& flat) { flat[0] = 1 << 30; })
+           .rfind("I persistence: a boundary that was not asked for", 0) == 0,
+    "a translated record's slot past those asked for is refused");
+  expect(rowsRefusal([](std::vector<int64_t>& flat) {
+    if (flat[1] > 0)
+      flat[2] = 1 << 30;
+  }).rfind("L ", 0) == 0,
+    "a translated row past the matrix is a logic error");
+  expect(rowsRefusal([](std::vector<int64_t>& flat) { flat[1] = static_cast<int64_t>(flat.size()); })
+           .rfind("I persistence: malformed boundary list", 0) == 0,
+    "a translated record cut short is refused");
 }
 }
 

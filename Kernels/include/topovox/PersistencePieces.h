@@ -124,6 +124,19 @@ struct MorsePieceSummary
   static MorsePieceSummary fromBytes(const uint8_t* bytes, size_t size);
 };
 
+// How the GPU may give the Morse boundaries of a numbered summary
+// (MorsePieceSummary::numberedEnds, whose cells' positions in the filtration
+// order the device knows) in the pairing's own terms
+// (MorsePairing::boundaryRows): per position, the slot of the cell's
+// boundary among those asked for and the cell's row in the matrix, -1 for
+// none. positions 0: no such translation.
+struct BoundaryRows
+{
+  const int32_t* slotOf = nullptr;
+  const int32_t* rowOf = nullptr;
+  int64_t positions = 0;
+};
+
 class MorsePiece
 {
 public:
@@ -153,6 +166,13 @@ public:
   // doubled-grid indices of critical cells) this piece reports, flattened:
   // cell, count, then count critical cells in increasing index order.
   std::vector<int64_t> boundaries(const std::vector<int64_t>& cells) const;
+  // The same, but where the GPU computes them from a numbered summary and
+  // `rows` is given, the device's records come translated into *translated:
+  // slot (the cell's index in `cells`), count, then count matrix rows (-1
+  // for faces with none), skipping the host's lookups of every face. What
+  // is returned is the rest, as boundaries() gives it.
+  std::vector<int64_t> boundaries(
+    const std::vector<int64_t>& cells, const BoundaryRows& rows, std::vector<int64_t>* translated) const;
 
 private:
   struct Impl;
@@ -170,6 +190,12 @@ public:
   // cells (sorted) whose Morse boundaries the matrix reduction needs.
   std::vector<int64_t> pairByUnionFind();
   void addBoundaries(const std::vector<int64_t>& flat); // as MorsePiece::boundaries gives them
+  // After pairByUnionFind, for a single numbered summary: what the GPU needs
+  // to give the boundaries as matrix rows (positions 0 otherwise). Valid
+  // until the boundaries are added.
+  BoundaryRows boundaryRows() const;
+  // Records translated by the GPU (MorsePiece::boundaries with rows).
+  void addBoundaryRows(const std::vector<int64_t>& flat);
   // Reduces the rest with PHAT (once; finish() calls it if not yet done).
   void reduce();
   // Assembles the diagram of every pair found.

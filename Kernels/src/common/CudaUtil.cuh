@@ -125,6 +125,13 @@ struct DeviceArray
   {
     other.ptr = nullptr;
   }
+  // (The arrays trade places: this one's old memory goes with `other`.)
+  DeviceArray& operator=(DeviceArray&& other) noexcept
+  {
+    std::swap(ptr, other.ptr);
+    std::swap(stream, other.stream);
+    return *this;
+  }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 };

@@ -47,7 +47,23 @@ struct Records
   unsigned long long capacity;
   unsigned long long* sizes;
   int64_t* left;
+  // Where the records are translated (boundariesGPU): each critical cell's
+  // position, and per position the slot and the matrix row (BoundaryRows);
+  // null: the records hold cells.
+  const uint32_t* position;
+  const int32_t* slotOf;
+  const int32_t* rowOf;
 };
+
+// A record's first entry, and a face, as the records hold them.
+__device__ inline int64_t recordHead(const Records& r, int64_t cell)
+{
+  return r.position ? r.slotOf[r.position[cell]] : cell;
+}
+__device__ inline int64_t recordFace(const Records& r, uint32_t cell)
+{
+  return r.position ? r.rowOf[r.position[cell]] : int64_t(cell);
+}
 
 // Where cell's record of n entries goes (taken by one thread), or
 // `capacity` when it goes to `left` (n < 0: it did not fit the scratch).
@@ -83,10 +99,10 @@ __global__ void boundaryKernel(const int64_t* __restrict__ cells, int64_t count,
     const unsigned long long at = placeRecord(r, cell, n);
     if (at == r.capacity)
       continue;
-    r.flat[at] = cell;
+    r.flat[at] = recordHead(r, cell);
     r.flat[at + 1] = n;
     for (int i = 0; i < n; ++i)
-      r.flat[at + 2 + i] = out[i];
+      r.flat[at + 2 + i] = recordFace(r, out[i]);
   }
 }
 
@@ -114,11 +130,11 @@ __global__ void warpBoundaryKernel(
       continue;
     if (lane == 0)
     {
-      r.flat[at] = cell;
+      r.flat[at] = recordHead(r, cell);
       r.flat[at + 1] = n;
     }
     for (int i = lane; i < n; i += 32)
-      r.flat[at + 2 + i] = out[i];
+      r.flat[at + 2 + i] = recordFace(r, out[i]);
     __syncwarp();
   }
 }
@@ -272,7 +288,7 @@ struct PassShape
 
 // One launch over `cells`: records for those that fit, the others in *left.
 std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
-  const PassShape& shape, std::vector<int64_t>* left)
+  const PassShape& shape, std::vector<int64_t>* left, const Records& translation)
 {
   const int64_t count = static_cast<int64_t>(cells.size());
   const Traversal t{ g.cellWord.ptr, g.cellKey.ptr, g.rank.ptr, g.grid, shape.heapCapacity, shape.outCapacity };
@@ -288,7 +304,8 @@ std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const 
   check(cudaMemsetAsync(sizes.ptr + 2, 0xFF, sizeof(unsigned long long), 0), "cudaMemsetAsync");
   check(cudaMemcpyAsync(onDevice.ptr, cells.data(), cells.size() * sizeof(int64_t), cudaMemcpyHostToDevice, 0),
     "cudaMemcpyAsync");
-  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr };
+  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr, translation.position, translation.slotOf,
+    translation.rowOf };
   if (shape.warps)
   {
     const size_t sharedBytes = size_t(perBlock / 32) * 2 * t.heapCapacity * sizeof(uint64_t);
@@ -312,12 +329,43 @@ std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const 
       "cudaMemcpy");
   return records;
 }
+
+// Each critical cell's position, from the cells kept in the filtration
+// order: position[sorted[k]] = k.
+__global__ void positionKernel(const uint32_t* __restrict__ sorted, int64_t k, uint32_t* position)
+{
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < k; j += int64_t(gridDim.x) * blockDim.x)
+    position[sorted[j]] = static_cast<uint32_t>(j);
+}
+
+// Device memory that may be refused (null then).
+struct SpareRoom
+{
+  char* ptr = nullptr;
+  explicit SpareRoom(size_t bytes)
+  {
+    cuda::keepPoolWarm();
+    if (cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, 0) != cudaSuccess)
+    {
+      ptr = nullptr;
+      cudaGetLastError();
+    }
+  }
+  ~SpareRoom()
+  {
+    if (ptr)
+      cudaFreeAsync(ptr, 0);
+  }
+  SpareRoom(const SpareRoom&) = delete;
+  SpareRoom& operator=(const SpareRoom&) = delete;
+};
 } // namespace
 
-std::vector<int64_t> boundariesGPU(
-  const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells, std::vector<int64_t>* left)
+std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
+  std::vector<int64_t>* left, const BoundaryRows& rows, bool* asRows)
 {
   left->clear();
+  *asRows = false;
   if (cells.empty())
     return {};
   if (g.grid.cells >= int64_t(UINT32_MAX) || g.grid.cellDims[0] >= (1 << 21) || g.grid.cellDims[1] >= (1 << 21) ||
@@ -340,13 +388,42 @@ std::vector<int64_t> boundariesGPU(
   const int64_t sms = cuda::multiprocessorCount();
   const PassShape first{ envOr("TOPOVOX_GPU_BOUNDARY_HEAP", 384), envOr("TOPOVOX_GPU_BOUNDARY_OUT", 128),
     envOr("TOPOVOX_GPU_BOUNDARY_ROOM", 16), envOr("TOPOVOX_GPU_BOUNDARY_STEPS", 1024), false, 128, sms * 2 };
-  std::vector<int64_t> records = boundaryPass(g, image, cells, first, left);
+  // Records as slots and rows: the map of every cell to its position (4
+  // bytes a cell of the complex, written for the critical ones) and the
+  // pairing's slots and rows per position, uploaded; skipped when the
+  // device cannot spare the room, or with TOPOVOX_GPU_BOUNDARY_ROWS=0. On the host, looking
+  // up a 512^3 field's 21.8 M boundaries and their faces in the pairing's
+  // table of 85 M cells took most of 2.3 s of its 16 threads (twenty-eighth
+  // session).
+  Records translation{};
+  const char* wanted = std::getenv("TOPOVOX_GPU_BOUNDARY_ROWS"); // (0: off, for the tests)
+  const bool translate = rows.positions > 0 && rows.positions == g.sortedCount && g.images == 1 && image == 0 &&
+    rows.slotOf && rows.rowOf && !(wanted && std::atoi(wanted) == 0);
+  const size_t mapBytes = translate ? static_cast<size_t>(g.grid.cells) * sizeof(uint32_t) : 0,
+               perPosition = translate ? static_cast<size_t>(rows.positions) * sizeof(int32_t) : 0;
+  SpareRoom room(translate ? mapBytes + 2 * perPosition : 0);
+  if (translate && room.ptr)
+  {
+    uint32_t* position = reinterpret_cast<uint32_t*>(room.ptr);
+    int32_t* slotOf = reinterpret_cast<int32_t*>(room.ptr + mapBytes);
+    int32_t* rowOf = reinterpret_cast<int32_t*>(room.ptr + mapBytes + perPosition);
+    cuda::copyToDevice(slotOf, rows.slotOf, perPosition, defaultThreadCount());
+    cuda::copyToDevice(rowOf, rows.rowOf, perPosition, defaultThreadCount());
+    positionKernel<<<cuda::blocksFor(rows.positions, 256, sms * 16), 256>>>(
+      g.sortedCells.ptr, rows.positions, position);
+    check(cudaGetLastError(), "position map launch");
+    translation.position = position;
+    translation.slotOf = slotOf;
+    translation.rowOf = rowOf;
+    *asRows = true;
+  }
+  std::vector<int64_t> records = boundaryPass(g, image, cells, first, left, translation);
   const char* retry = std::getenv("TOPOVOX_GPU_BOUNDARY_RETRY");
   if (left->empty() || (retry && std::atoi(retry) == 0))
     return records;
   const std::vector<int64_t> again = *left;
   const PassShape second{ 2048, 1024, 1026, INT_MAX, true, 32, sms * 6 };
-  const std::vector<int64_t> more = boundaryPass(g, image, again, second, left);
+  const std::vector<int64_t> more = boundaryPass(g, image, again, second, left, translation);
   records.insert(records.end(), more.begin(), more.end());
   return records;
 }

@@ -92,6 +92,11 @@ struct DeviceGradient
   // kMostVoxelsForCellKeys voxels), else empty: a traversal's step then
   // waits for one round of loads, not two (the word, then the rank).
   cuda::PooledArray<uint32_t> cellKey;
+  // A single image whose summary was numbered (MorseSummaryCUDA.cu): its
+  // critical cells in the filtration order, so that its boundaries can be
+  // given by position (MorseBoundaryCUDA.cu); empty otherwise.
+  cuda::PooledArray<uint32_t> sortedCells{ 0 };
+  int64_t sortedCount = 0;
 };
 constexpr int64_t kMostVoxelsForCellKeys = int64_t(1) << 27;
 // Whether cellKeys makes the keys for a batch of `voxels` voxels: up to

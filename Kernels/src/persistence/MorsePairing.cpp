@@ -254,7 +254,10 @@ struct MorsePairing::Impl
   // OpenMP's thread count when Matrix was made: the matrix sized its
   // per-thread arenas by it, so no reduction may run on more threads.
   int MatrixThreads = omp_get_max_threads();
-  LargeArray<int64_t> MatrixColumn; // (filled on the threads: one per critical cell)
+  // (Filled on the threads: one per critical cell. The matrix's rows are
+  // 32-bit, so are its columns.)
+  LargeArray<int32_t> MatrixColumn;
+  LargeArray<int32_t> SlotColumn; // per slot, its cell's column
   std::vector<int64_t> PositionOf;
   bool Reduced = false; // reduce() has run: the reduction's pairs are in Pairs
 
@@ -652,14 +655,16 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   // never steer it (clearing, as in Ripser and CubicalRipser).
   const int64_t n = static_cast<int64_t>(p.Critical.size());
   p.PositionOf = positionsWhere(n, threads, [&](int64_t j) { return !p.Skip[static_cast<size_t>(j)]; });
-  p.MatrixColumn = LargeArray<int64_t>(p.Critical.size(), -1, threads);
+  if (p.PositionOf.size() > static_cast<size_t>(INT32_MAX))
+    throw std::length_error("persistence: a Morse matrix of 2^31 columns or more");
+  p.MatrixColumn = LargeArray<int32_t>(p.Critical.size(), -1, threads);
   p.Matrix.columns().setThreads(threads);
   p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
   parallelFor(static_cast<int64_t>(p.PositionOf.size()), threads, [&](int, int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
     {
       const size_t j = static_cast<size_t>(p.PositionOf[static_cast<size_t>(m)]);
-      p.MatrixColumn[j] = m;
+      p.MatrixColumn[j] = static_cast<int32_t>(m);
       p.Matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[j].dimension));
     }
   });
@@ -695,11 +700,14 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
       throw std::length_error("persistence: too many Morse boundaries");
     // Each cell its own position, so the threads never write one slot.
     p.SlotOf = LargeArray<int32_t>(p.Critical.size(), -1, threads);
+    p.SlotColumn = LargeArray<int32_t>(need.size());
     parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
       {
+        const size_t j = static_cast<size_t>(wanted[static_cast<size_t>(k)].second);
         need[static_cast<size_t>(k)] = wanted[static_cast<size_t>(k)].first;
-        p.SlotOf[static_cast<size_t>(wanted[static_cast<size_t>(k)].second)] = static_cast<int32_t>(k);
+        p.SlotOf[j] = static_cast<int32_t>(k);
+        p.SlotColumn[static_cast<size_t>(k)] = p.MatrixColumn[j];
       }
     });
     assignOnHugePages(p.Given, need.size(), 0);
@@ -754,13 +762,68 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
       morse::MorseColumns::Row* end = to;
       for (int64_t e = 0; e < flat[start + 1]; ++e)
       {
-        const int64_t row = p.MatrixColumn[static_cast<size_t>(p.columnOf(entry[e]))];
+        const int32_t row = p.MatrixColumn[static_cast<size_t>(p.columnOf(entry[e]))];
         if (row >= 0)
           *end++ = static_cast<morse::MorseColumns::Row>(row);
       }
       std::sort(to, end);
       return end;
     });
+}
+
+BoundaryRows MorsePairing::boundaryRows() const
+{
+  const Impl& p = *P;
+  BoundaryRows rows;
+  if (!p.Numbered || p.Reduced || p.SlotOf.size() != p.Critical.size() || p.MatrixColumn.size() != p.Critical.size())
+    return rows;
+  rows.slotOf = p.SlotOf.data();
+  rows.rowOf = p.MatrixColumn.data();
+  rows.positions = static_cast<int64_t>(p.Critical.size());
+  return rows;
+}
+
+void MorsePairing::addBoundaryRows(const std::vector<int64_t>& flat)
+{
+  // As addBoundaries, with each record's slot and rows given: no lookup.
+  Impl& p = *P;
+  std::vector<size_t> starts;
+  for (size_t k = 0; k < flat.size();)
+  {
+    if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
+      throw std::invalid_argument("persistence: malformed boundary list");
+    starts.push_back(k);
+    k += 2 + static_cast<size_t>(flat[k + 1]);
+  }
+  for (const size_t start : starts)
+  {
+    const int64_t slot = flat[start];
+    if (slot < 0 || static_cast<size_t>(slot) >= p.Given.size() || p.Given[static_cast<size_t>(slot)])
+      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
+    p.Given[static_cast<size_t>(slot)] = 1;
+  }
+  const int64_t columns = static_cast<int64_t>(p.PositionOf.size());
+  std::atomic<bool> outside{ false };
+  p.Matrix.columns().setColumns(
+    static_cast<int64_t>(starts.size()), p.threads(),
+    [&](int64_t r) { return p.SlotColumn[static_cast<size_t>(flat[starts[static_cast<size_t>(r)]])]; },
+    [&](int64_t r) { return flat[starts[static_cast<size_t>(r)] + 1]; },
+    [&](int64_t r, morse::MorseColumns::Row* to) {
+      const size_t start = starts[static_cast<size_t>(r)];
+      const int64_t* entry = flat.data() + start + 2;
+      morse::MorseColumns::Row* end = to;
+      for (int64_t e = 0; e < flat[start + 1]; ++e)
+        if (entry[e] >= 0)
+        {
+          if (entry[e] >= columns)
+            outside = true;
+          *end++ = static_cast<morse::MorseColumns::Row>(entry[e]);
+        }
+      std::sort(to, end);
+      return end;
+    });
+  if (outside)
+    throw std::logic_error("persistence: a translated boundary names a row past the matrix");
 }
 
 namespace
@@ -814,8 +877,9 @@ void MorsePairing::reduce()
     return;
   p.Reduced = true;
   p.SlotOf = LargeArray<int32_t>();
+  p.SlotColumn = LargeArray<int32_t>();
   std::vector<char>().swap(p.Given);
-  p.MatrixColumn = LargeArray<int64_t>();
+  p.MatrixColumn = LargeArray<int32_t>();
   const std::vector<int64_t>& positionOf = p.PositionOf;
   morse::MorseMatrix& matrix = p.Matrix;
   // The reduction's pairs (matrix columns) go after union-find's, as

@@ -121,7 +121,14 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
 
   // Morse boundaries of what is left, each from the piece reporting it.
   if (pieces.size() == 1)
-    pairing.addBoundaries(pieces[0].boundaries(need));
+  {
+    // The GPU's records as the matrix's slots and rows, where it can give
+    // them (a numbered summary); the CPU's as cells.
+    std::vector<int64_t> asRows;
+    const std::vector<int64_t> flat = pieces[0].boundaries(need, pairing.boundaryRows(), &asRows);
+    pairing.addBoundaryRows(asRows);
+    pairing.addBoundaries(flat);
+  }
   else
   {
     std::vector<std::vector<int64_t>> lists(pieces.size());

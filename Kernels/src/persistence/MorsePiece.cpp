@@ -797,6 +797,14 @@ MorsePieceSummary MorsePiece::releaseSummary()
 
 std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) const
 {
+  return boundaries(cells, BoundaryRows(), nullptr);
+}
+
+std::vector<int64_t> MorsePiece::boundaries(
+  const std::vector<int64_t>& cells, const BoundaryRows& rows, std::vector<int64_t>* translated) const
+{
+  if (translated)
+    translated->clear();
   // Those reported here, as local cells; they are independent, so computed
   // in parallel (the gradient is only read), then flattened in order.
   std::vector<int64_t> mine, local;
@@ -818,10 +826,15 @@ std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) c
     try
     {
       std::vector<int64_t> left;
-      std::vector<int64_t> records = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left);
+      bool asRows = false;
+      std::vector<int64_t> records = morse::boundariesGPU(
+        *P->Device, P->DeviceImage, local, &left, translated ? rows : BoundaryRows(), &asRows);
       if (!left.empty())
         P->bringGradientHome();
-      flat = std::move(records);
+      if (asRows)
+        translated->swap(records);
+      else
+        flat = std::move(records);
       mine = left;
       local = left;
     }

@@ -709,13 +709,46 @@ bool numberPathEnds(cuda::DeviceArray<char, true>& block, const CriticalBlock<ui
   return true;
 }
 
+// A numbered image's critical cells in the filtration order, kept on the
+// device for its boundaries (DeviceGradient::sortedCells).
+struct KeptCells
+{
+  cuda::PooledArray<uint32_t> cells{ 0 };
+  int64_t count = 0;
+};
+
+// Keeps the sorted cells where the device can spare them and the map of
+// every cell to its position that the boundaries will make (4 bytes a
+// cell of the complex) with room to spare; nothing otherwise.
+void keepSortedCells(const CriticalOut<uint32_t>& out, int64_t k, const BatchGrid& grid, KeptCells& kept)
+{
+  size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  const double wanted = 4.0 * static_cast<double>(k) + 4.0 * static_cast<double>(grid.cells);
+  if (2 * wanted > static_cast<double>(free))
+    return;
+  cuda::keepPoolWarm();
+  cuda::PooledArray<uint32_t> cells(0);
+  void* ptr = nullptr;
+  if (cudaMallocAsync(&ptr, static_cast<size_t>(k) * sizeof(uint32_t), 0) != cudaSuccess)
+  {
+    cudaGetLastError();
+    return;
+  }
+  cells.ptr = static_cast<uint32_t*>(ptr);
+  check(cudaMemcpyAsync(cells.ptr, out.cell, static_cast<size_t>(k) * sizeof(uint32_t), cudaMemcpyDeviceToDevice, 0),
+    "cudaMemcpyAsync");
+  kept.cells = std::move(cells);
+  kept.count = k;
+}
+
 // The critical cells' results computed, brought back in one copy, and laid
 // out as each image's summary (a single image's in the filtration order
 // where sortInFiltrationOrder can, else in index order).
 template <typename I>
 std::vector<BuiltPiece> summarize(const std::vector<GridView>& images, const BatchGrid& grid,
   const cubical::CellGrid& cg, bool super, const int64_t* critical, int64_t k, const uint8_t* owner,
-  const uint32_t* vertexRoot, const uint32_t* topRoot, const uint8_t* nan, const void* data)
+  const uint32_t* vertexRoot, const uint32_t* topRoot, const uint8_t* nan, const void* data, KeptCells& kept)
 {
   const int64_t count = static_cast<int64_t>(images.size());
   const CriticalBlock<I> at(count, k);
@@ -736,7 +769,11 @@ std::vector<BuiltPiece> summarize(const std::vector<GridView>& images, const Bat
   bool numbered = false;
   if (count == 1 && sortInFiltrationOrder<I>(block, at, k, images[0], data, super))
     if constexpr (std::is_same<I, uint32_t>::value)
+    {
       numbered = numberPathEnds(block, at, k, grid);
+      if (numbered && needsBoundaries(grid.top, false))
+        keepSortedCells(at.in(block.ptr), k, grid, kept);
+    }
   const int threads = defaultThreadCount();
   CriticalHost<I> h;
   h.bytes = LargeArray<char>(total);
@@ -831,7 +868,7 @@ struct GradientOnDevice
 // the roots of the paths from each vertex and top cell, then the summaries.
 std::vector<BuiltPiece> summarizeOnDevice(const std::vector<GridView>& images, const BatchGrid& grid,
   const cubical::CellGrid& cg, bool super, int64_t count, size_t cells, const uint8_t* state, const uint8_t* owner,
-  const uint8_t* nan, const void* data)
+  const uint8_t* nan, const void* data, KeptCells& kept)
 {
   const int sms = cuda::multiprocessorCount();
   const CriticalFlag isCritical{ state };
@@ -868,9 +905,9 @@ std::vector<BuiltPiece> summarizeOnDevice(const std::vector<GridView>& images, c
   }
   if (grid.cells < int64_t(UINT32_MAX))
     return summarize<uint32_t>(images, grid, cg, super, critical.ptr, criticalCount, owner, vertexNext.ptr,
-      topNext.ptr, nan, data);
+      topNext.ptr, nan, data, kept);
   return summarize<uint64_t>(images, grid, cg, super, critical.ptr, criticalCount, owner, vertexNext.ptr,
-    topNext.ptr, nan, data);
+    topNext.ptr, nan, data, kept);
 }
 
 std::vector<BuiltPiece> piecesFromGradient(const std::vector<GridView>& images, const cubical::CellGrid& cg,
@@ -968,8 +1005,10 @@ std::vector<BuiltPiece> piecesFromGradient(const std::vector<GridView>& images, 
   // The summaries. Their device arrays (the critical cells, the paths'
   // roots) are freed before the boundaries' arrays are made, so that the
   // two never take the device's memory together (gpuSlabSpan's phases).
+  // (A numbered image's sorted cells stay, for its boundaries' positions.)
+  KeptCells sorted;
   std::vector<BuiltPiece> pieces =
-    summarizeOnDevice(images, grid, cg, super, count, cells, state.ptr, owner.ptr, nan.ptr, data.ptr);
+    summarizeOnDevice(images, grid, cg, super, count, cells, state.ptr, owner.ptr, nan.ptr, data.ptr, sorted);
 
   // The gradients the Morse boundaries will read stay on the device, with
   // the voxels' ranks; without 32-bit ranks they come to the host.
@@ -983,6 +1022,8 @@ std::vector<BuiltPiece> piecesFromGradient(const std::vector<GridView>& images, 
     cuda::PooledArray<uint32_t> keys = cellKeys(words, ranks, grid, count);
     auto kept = std::make_shared<DeviceGradient>(DeviceGradient{ grid, count, std::move(state), std::move(step),
       std::move(owner), std::move(ranks), std::move(words), std::move(keys) });
+    kept->sortedCells = std::move(sorted.cells);
+    kept->sortedCount = sorted.count;
     for (int64_t b = 0; b < count; ++b)
       if (needsBoundaries(grid.top, pieces[static_cast<size_t>(b)].summary.hasNan))
       {

@@ -113,9 +113,13 @@ int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration
 // The Morse boundaries of `cells` (image `image`'s own critical cells) from
 // the gradient on the device, flattened as MorsePiece::boundaries gives
 // them (records in any order); the cells the device could not finish go to
-// *left, for the CPU. Throws std::runtime_error on CUDA failures.
-std::vector<int64_t> boundariesGPU(
-  const DeviceGradient& gradient, int64_t image, const std::vector<int64_t>& cells, std::vector<int64_t>* left);
+// *left, for the CPU. Where `rows` is given for a single image whose
+// summary was numbered (the device kept its cells in the filtration
+// order), and the device has the memory, the records come translated
+// (*asRows true): slot, count, rows (MorsePiece::boundaries). Throws
+// std::runtime_error on CUDA failures.
+std::vector<int64_t> boundariesGPU(const DeviceGradient& gradient, int64_t image, const std::vector<int64_t>& cells,
+  std::vector<int64_t>* left, const BoundaryRows& rows, bool* asRows);
 
 // Image `image`'s gradient copied into `out` (its arrays sized here).
 void gradientToHost(const DeviceGradient& gradient, int64_t image, Gradient& out);
