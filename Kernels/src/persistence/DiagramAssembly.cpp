@@ -1,6 +1,7 @@
 #include "DiagramAssembly.h"
 
 #include "../common/Parallel.h"
+#include "../common/RadixSort.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,17 @@ void coordinates(const int64_t dims[3], int64_t voxel, int64_t out[3])
 }
 }
 
+uint64_t DiagramBuilder::orderOf(int dimension, int64_t birthRank, int64_t deathRank, bool essential)
+{
+  constexpr int64_t most = (int64_t(1) << kRankBits) - 1; // the essential classes' death rank, after all others
+  if (essential)
+    deathRank = most;
+  if (birthRank < 0 || deathRank < 0 || birthRank >= most || (!essential && deathRank >= most) || dimension < 0 ||
+    dimension > 3)
+    return kNoOrder;
+  return (uint64_t(dimension) << (2 * kRankBits)) | (uint64_t(birthRank) << kRankBits) | uint64_t(deathRank);
+}
+
 bool DiagramBuilder::make(const PairCell& birth, const PairCell& death, Entry& e) const
 {
   const double sign = Super ? -1.0 : 1.0;
@@ -60,6 +72,7 @@ bool DiagramBuilder::make(const PairCell& birth, const PairCell& death, Entry& e
     return false;
   e.birthVoxel = birth.voxel;
   e.deathVoxel = death.voxel;
+  e.order = orderOf(e.dimension, birth.rank, death.rank, false);
   return true;
 }
 
@@ -67,7 +80,11 @@ void DiagramBuilder::pair(const PairCell& birth, const PairCell& death)
 {
   Entry e;
   if (make(birth, death, e))
+  {
     Entries.push_back(e);
+    if (e.order == kNoOrder)
+      Unranked = true;
+  }
 }
 
 void DiagramBuilder::essential(const PairCell& birth)
@@ -81,35 +98,61 @@ void DiagramBuilder::essential(const PairCell& birth)
   e.essential = true;
   e.birthVoxel = birth.voxel;
   e.deathVoxel = -1;
+  e.order = orderOf(e.dimension, birth.rank, 0, true);
+  if (e.order == kNoOrder)
+    Unranked = true;
   Entries.push_back(e);
+}
+
+bool DiagramBuilder::before(const Entry& a, const Entry& b) const
+{
+  // Dimension, birth, death (in filtration order), then the birth and the
+  // death voxel's coordinates: a total order, so that the rows come out the
+  // same whatever the number of threads (the voxels' coordinates worked
+  // out only for equal values).
+  if (a.dimension != b.dimension)
+    return a.dimension < b.dimension;
+  if (a.birth != b.birth)
+    return Super ? a.birth > b.birth : a.birth < b.birth;
+  if (a.death != b.death)
+    return Super ? a.death > b.death : a.death < b.death;
+  auto coordinatesBefore = [this](int64_t u, int64_t v) {
+    int64_t cu[3] = { -1, -1, -1 }, cv[3] = { -1, -1, -1 };
+    if (u >= 0)
+      coordinates(Dims, u, cu);
+    if (v >= 0)
+      coordinates(Dims, v, cv);
+    return std::lexicographical_compare(cu, cu + 3, cv, cv + 3);
+  };
+  if (a.birthVoxel != b.birthVoxel)
+    return coordinatesBefore(a.birthVoxel, b.birthVoxel);
+  return a.deathVoxel != b.deathVoxel && coordinatesBefore(a.deathVoxel, b.deathVoxel);
 }
 
 // From how many pairs finish() makes the output's room on a thread of its
 // own while the entries sort.
 constexpr size_t kPairsMadeAside = size_t(1) << 20;
+// From how many entries finish() sorts by their ranks where it can, and
+// from how long a run of equal ranks is sorted on all threads.
+constexpr size_t kRankedSortFrom = size_t(1) << 15;
+constexpr int64_t kLongRun = int64_t(1) << 16;
 
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
-  // Dimension, birth, death (in filtration order), then the birth and the
-  // death voxel's coordinates: a total order, so that the rows come out the
-  // same whatever the number of threads. The 40-byte entries are sorted on
-  // the threads (the voxels' coordinates worked out only for equal values),
-  // then written out as pairs, in order, on the threads. (Sorting 4-byte
-  // indices by the 88-byte pairs and permuting the pairs in place read them
-  // at random:
-  // with the 4.3 million pairs of a 256^3 Gaussian field, the stage that
-  // ends here took 3.0 to 3.3 s on this repository's 2 cores; 2.4 to 2.5
-  // s now. bench/README.md, twenty-first session.)
-  const bool super = Super;
+  // The entries in the diagram's order (before()), then written out as
+  // pairs in that order, on the threads. Where every entry's ranks are
+  // known (the Morse engine's), a stable radix sort of 16-byte records by
+  // their order keys (dimension and the birth's and the death's ranks:
+  // RadixSort.h), then each run of equal keys, whose entries differ only
+  // in their voxels, by before(). Otherwise the 40-byte entries by
+  // before() (sorting 4-byte indices by the 88-byte pairs and permuting
+  // the pairs in place read them at random: with the 4.3 million pairs of
+  // a 256^3 Gaussian field, the stage that ends here took 3.0 to 3.3 s on
+  // this repository's 2 cores, 2.4 to 2.5 s so; bench/README.md,
+  // twenty-first session). The 42.7 M pairs of a 512^3 field took 1.8 s of
+  // the H200 machine's 16 threads by before() (twenty-eighth session).
   const int threads = threadCount(Options.threads);
-  auto coordinatesBefore = [this](int64_t a, int64_t b) {
-    int64_t ca[3] = { -1, -1, -1 }, cb[3] = { -1, -1, -1 };
-    if (a >= 0)
-      coordinates(Dims, a, ca);
-    if (b >= 0)
-      coordinates(Dims, b, cb);
-    return std::lexicographical_compare(ca, ca + 3, cb, cb + 3);
-  };
+  const int64_t n = static_cast<int64_t>(Entries.size());
   // The output's room is made while the entries sort: std::vector value-
   // initialises its pairs on one thread (88 bytes each: 3.8 GB for a 512^3
   // field's 42.7 M pairs; on huge pages), which needs nothing from the
@@ -122,33 +165,76 @@ std::vector<PersistencePair> DiagramBuilder::finish()
     made = std::async(std::launch::async, make);
   else
     make();
-  parallelSort(Entries, threads, [&](const Entry& a, const Entry& b) {
-    if (a.dimension != b.dimension)
-      return a.dimension < b.dimension;
-    if (a.birth != b.birth)
-      return super ? a.birth > b.birth : a.birth < b.birth;
-    if (a.death != b.death)
-      return super ? a.death > b.death : a.death < b.death;
-    if (a.birthVoxel != b.birthVoxel)
-      return coordinatesBefore(a.birthVoxel, b.birthVoxel);
-    return a.deathVoxel != b.deathVoxel && coordinatesBefore(a.deathVoxel, b.deathVoxel);
-  });
-  if (made.valid())
-    made.get(); // (rethrows the thread's bad_alloc)
-  parallelFor(static_cast<int64_t>(Entries.size()), threads, [&](int, int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k)
+  auto write = [this](const Entry& e, PersistencePair& p) {
+    p.dimension = e.dimension;
+    p.birth = e.birth;
+    p.death = e.death;
+    p.essential = e.essential;
+    coordinates(Dims, e.birthVoxel, p.birthVoxel);
+    if (e.deathVoxel >= 0)
+      coordinates(Dims, e.deathVoxel, p.deathVoxel);
+  };
+  if (!Unranked && Entries.size() >= kRankedSortFrom)
+  {
+    struct Record
     {
-      const Entry& e = Entries[static_cast<size_t>(k)];
-      PersistencePair& p = pairs[static_cast<size_t>(k)];
-      p.dimension = e.dimension;
-      p.birth = e.birth;
-      p.death = e.death;
-      p.essential = e.essential;
-      coordinates(Dims, e.birthVoxel, p.birthVoxel);
-      if (e.deathVoxel >= 0)
-        coordinates(Dims, e.deathVoxel, p.deathVoxel);
-    }
-  });
+      uint64_t key;
+      uint64_t index; // into Entries
+    };
+    std::vector<Record, UninitializedAllocator<Record>> order(Entries.size()), spare;
+    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        order[static_cast<size_t>(k)] = Record{ Entries[static_cast<size_t>(k)].order, static_cast<uint64_t>(k) };
+    });
+    radixSortByKey(order, spare, differingKeyBits(order, threads), threads);
+    decltype(spare)().swap(spare);
+    auto byEntry = [this](const Record& a, const Record& b) {
+      return before(Entries[static_cast<size_t>(a.index)], Entries[static_cast<size_t>(b.index)]);
+    };
+    // The runs of equal keys, each in the chunk where it starts; long ones
+    // kept for all threads.
+    const int64_t chunks = chunksOf(n, 8 * int64_t(threads), 4096);
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> longRuns(static_cast<size_t>(chunks));
+    forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t c) {
+      int64_t i = i0;
+      while (i0 > 0 && i < n && order[static_cast<size_t>(i)].key == order[static_cast<size_t>(i0 - 1)].key)
+        ++i; // (a run from the chunk before)
+      while (i < i1)
+      {
+        int64_t j = i + 1;
+        while (j < n && order[static_cast<size_t>(j)].key == order[static_cast<size_t>(i)].key)
+          ++j;
+        if (j - i >= kLongRun)
+          longRuns[static_cast<size_t>(c)].emplace_back(i, j);
+        else if (j - i > 1)
+          std::sort(order.begin() + i, order.begin() + j, byEntry);
+        i = j;
+      }
+    });
+    for (const auto& runs : longRuns)
+      for (const auto& run : runs)
+      {
+        std::vector<Record> part(order.begin() + run.first, order.begin() + run.second);
+        parallelSort(part, threads, byEntry);
+        std::copy(part.begin(), part.end(), order.begin() + run.first);
+      }
+    if (made.valid())
+      made.get(); // (rethrows the thread's bad_alloc)
+    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        write(Entries[static_cast<size_t>(order[static_cast<size_t>(k)].index)], pairs[static_cast<size_t>(k)]);
+    });
+  }
+  else
+  {
+    parallelSort(Entries, threads, [this](const Entry& a, const Entry& b) { return before(a, b); });
+    if (made.valid())
+      made.get();
+    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        write(Entries[static_cast<size_t>(k)], pairs[static_cast<size_t>(k)]);
+    });
+  }
   decltype(Entries)().swap(Entries);
   return pairs;
 }

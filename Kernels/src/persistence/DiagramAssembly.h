@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -26,12 +27,16 @@ namespace persistence
 void checkInput(const GridView& grid, const PersistenceOptions& options);
 
 // A cell that creates or destroys a class: its value in filtration
-// orientation (negated for superlevel), dimension and owning voxel.
+// orientation (negated for superlevel), dimension and owning voxel; and,
+// where the engine knows it, the rank of its value among the distinct
+// values of all cells in filtration order (0 the first; -1 unknown): with
+// every cell's rank known, the diagram is sorted by these small integers.
 struct PairCell
 {
   double key;
   int dimension;
   int64_t voxel;
+  int64_t rank = -1;
 };
 
 // Collects pairs as the options ask; finish() sorts and returns them.
@@ -60,13 +65,20 @@ public:
     const int workers = parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
       PairCell birth, death;
       int64_t next = k0;
+      bool ranked = true;
       for (int64_t k = k0; k < k1; ++k)
       {
         get(k, birth, death);
-        if (make(birth, death, Entries[base + static_cast<size_t>(next)]))
+        Entry& e = Entries[base + static_cast<size_t>(next)];
+        if (make(birth, death, e))
+        {
           ++next;
+          ranked = ranked && e.order != kNoOrder;
+        }
       }
       kept[static_cast<size_t>(w)] = { k0, next - k0 };
+      if (!ranked)
+        Unranked = true;
     });
     size_t end = base;
     for (int w = 0; w < workers; ++w)
@@ -91,9 +103,18 @@ private:
   {
     double birth, death;
     int64_t birthVoxel, deathVoxel;
+    // Dimension, birth's rank, death's rank (the last for an essential
+    // class) in one key that orders the entries as finish() does up to
+    // the voxels' coordinates; kNoOrder where a rank is unknown or large.
+    uint64_t order;
     int32_t dimension;
     bool essential;
   };
+  static constexpr uint64_t kNoOrder = ~uint64_t(0);
+  static constexpr int kRankBits = 29; // a rank's bits in `order`
+  static uint64_t orderOf(int dimension, int64_t birthRank, int64_t deathRank, bool essential);
+  // Whether a before b in the diagram's order.
+  bool before(const Entry& a, const Entry& b) const;
   // The entry of the two cells, false when it is not reported (zero
   // persistence, above maxDimension, below minPersistence).
   bool make(const PairCell& birth, const PairCell& death, Entry& e) const;
@@ -105,6 +126,7 @@ private:
   // huge pages from 4 MiB: a field's millions of pairs were zeroed on one
   // thread, then written again on all of them).
   std::vector<Entry, UninitializedAllocator<Entry>> Entries;
+  std::atomic<bool> Unranked{ false }; // some entry has no order
 };
 
 // The stages of an engine: lap(name) records the time since the previous

@@ -13,6 +13,7 @@
 
 #include "../common/LargeArray.h"
 #include "../common/Parallel.h"
+#include "../common/RadixSort.h"
 
 #include <phat/algorithms/chunk_reduction.h>
 #include <phat/algorithms/twist_reduction.h>
@@ -43,11 +44,9 @@ bool filtrationLess(const MorseCriticalCell& a, const MorseCriticalCell& b)
 // Sorts critical cells into the filtration order. One piece lists its cells
 // in increasing index order: a stable LSD radix sort on (value, dimension)
 // then gives the order in a few passes over the bytes that differ (the high
-// ones of an 8-bit or 16-bit image's values). Each pass runs on the
-// threads (each counts its own chunk's digits, then writes them where the
-// counts of the digits before and of the chunks before put them, which
-// keeps the sort stable) over 16-byte records that carry the key and the
-// cell's place, so that every pass reads and writes in order (560,399
+// ones of an 8-bit or 16-bit image's values; RadixSort.h), over 16-byte
+// records that carry the key and the cell's place, so that every pass
+// reads and writes in order (560,399
 // cells of colin27_t1 took 31 to 35 ms on the GPU machine as one thread's
 // passes over an index array, gathering from the cells at every pass); the
 // cells are gathered once, after the last pass (256^3 k^-1 field, 10.7 M
@@ -70,22 +69,18 @@ void sortCritical(SummaryArray<MorseCriticalCell>& cells, int threads)
     return;
   }
   // 16-byte records (the key, the cell's place in the list, its dimension)
-  // go through the passes; the cells follow once, at the end.
+  // go through the passes (RadixSort.h); the cells follow once, at the end.
   struct Record
   {
     uint64_t key; // the value's bits in the doubles' order
     uint32_t from; // the cell's index in `cells`
     int32_t dimension;
   };
-  // Chunks of at least 2^15 records: below that the threads cost more
-  // than the pass (a 64^2 image's 2,500 cells run on one).
   const int64_t total = static_cast<int64_t>(n), chunks = chunksOf(total, threads, int64_t(1) << 15);
   const int workers = static_cast<int>(chunks);
   // Unwritten until the threads fill them (UninitializedAllocator.h: a
   // zeroed vector's page faults would all land on one thread).
   std::vector<Record, UninitializedAllocator<Record>> from(n), to(n);
-  // Which bits of the keys differ anywhere, and whether the dimensions do:
-  // only those need a pass. Per chunk, then together.
   auto keyOf = [](double value) {
     // No NaN here; -0.0 folded into 0.0, which the comparison holds equal.
     const double v = value + 0.0;
@@ -93,55 +88,21 @@ void sortCritical(SummaryArray<MorseCriticalCell>& cells, int threads)
     std::memcpy(&b, &v, sizeof b);
     return (b >> 63) ? ~b : (b | (uint64_t(1) << 63));
   };
-  const uint64_t firstKey = keyOf(cells[0].value);
-  std::vector<std::pair<uint64_t, bool>> differs(static_cast<size_t>(chunks), { 0, false });
-  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t c) {
-    uint64_t differ = 0;
-    bool dimensions = false;
+  std::atomic<bool> dimensions{ false }; // whether the dimensions differ: only then a pass for them
+  forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t) {
+    bool differ = false;
     for (size_t i = size_t(i0); i < size_t(i1); ++i)
     {
       from[i] = Record{ keyOf(cells[i].value), static_cast<uint32_t>(i), cells[i].dimension };
-      differ |= from[i].key ^ firstKey;
-      dimensions = dimensions || cells[i].dimension != cells[0].dimension;
+      differ = differ || cells[i].dimension != cells[0].dimension;
     }
-    differs[static_cast<size_t>(c)] = { differ, dimensions };
+    if (differ)
+      dimensions = true;
   });
-  uint64_t differ = 0;
-  bool dimensions = false;
-  for (const auto& d : differs)
-  {
-    differ |= d.first;
-    dimensions = dimensions || d.second;
-  }
-  std::vector<std::array<size_t, 256>> count(static_cast<size_t>(chunks));
-  auto pass = [&](auto digit) {
-    forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t c) {
-      std::array<size_t, 256>& mine = count[static_cast<size_t>(c)];
-      mine.fill(0);
-      for (size_t i = size_t(i0); i < size_t(i1); ++i)
-        ++mine[digit(from[i])];
-    });
-    size_t at = 0; // digit-major, chunk-minor: each chunk's first slot per digit
-    for (int d = 0; d < 256; ++d)
-      for (auto& mine : count)
-      {
-        const size_t here = mine[static_cast<size_t>(d)];
-        mine[static_cast<size_t>(d)] = at;
-        at += here;
-      }
-    forEachChunk(total, chunks, workers, [&](int64_t i0, int64_t i1, int64_t c) {
-      std::array<size_t, 256>& next = count[static_cast<size_t>(c)];
-      for (size_t i = size_t(i0); i < size_t(i1); ++i)
-        to[next[digit(from[i])]++] = from[i];
-    });
-    from.swap(to);
-  };
   // Least significant first: the dimension, then the value's bytes.
   if (dimensions)
-    pass([](const Record& r) { return static_cast<size_t>(r.dimension & 255); });
-  for (int byte = 0; byte < 8; ++byte)
-    if ((differ >> (8 * byte)) & 255)
-      pass([byte](const Record& r) { return static_cast<size_t>((r.key >> (8 * byte)) & 255); });
+    radixPass(from, to, threads, [](const Record& r) { return static_cast<size_t>(r.dimension & 255); });
+  radixSortByKey(from, to, differingKeyBits(from, threads), threads);
   // The cells gathered in their order into a new list (sized unwritten:
   // SummaryArray), which takes the old one's place.
   SummaryArray<MorseCriticalCell> sorted(n);
@@ -229,7 +190,8 @@ struct MorsePairing::Impl
   int Top = 0;
   bool HasNan = false;
   SummaryArray<MorseCriticalCell> Critical; // filtration order once sorted
-  CellPositions Positions;
+  CellPositions Positions; // built where first needed (positionsNeeded)
+  bool PositionsBuilt = false;
   SummaryArray<int64_t> EdgeEnds, DualEnds;        // as the summaries give them
   // Or numbered (MorsePieceSummary::numberedEnds: one whole image's, from
   // the GPU), per position.
@@ -262,6 +224,12 @@ struct MorsePairing::Impl
   bool Reduced = false; // reduce() has run: the reduction's pairs are in Pairs
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
+  void positionsNeeded()
+  {
+    if (!PositionsBuilt)
+      Positions.build(Critical, threads());
+    PositionsBuilt = true;
+  }
   int threads() const { return threadCount(Options.threads); }
 
   // Cells -> positions, in place, on `threads` threads (the table is only
@@ -602,21 +570,20 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
 {
   Impl& p = *P;
   const int threads = p.threads();
-  // The cells' positions (a hash table) are needed from the matrix's
-  // set-up on, and by the union-finds only to look up path ends given as
-  // cells: numbered ends need none, so the table is built on threads of
-  // its own meanwhile (the union-finds' loops leave most threads idle).
-  std::future<void> positions;
+  // The cells' positions (a hash table of 16 bytes a slot at load 1/2:
+  // 2.7 GB for a 512^3 field's 85 M cells) are for looking up cells: the
+  // path ends given as cells, and boundaries given as cells. Numbered ends
+  // need none, nor boundaries translated on the GPU (addBoundaryRows): the
+  // table is then built only if boundaries come as cells.
   if (p.Numbered)
   {
     if (!isSortedOnThreads(p.Critical.data(), static_cast<int64_t>(p.Critical.size()), threads, filtrationLess))
       throw std::logic_error("persistence: numbered path ends with the cells out of filtration order");
-    positions = std::async(std::launch::async, [&p, threads] { p.Positions.build(p.Critical, threads); });
   }
   else
   {
     sortCritical(p.Critical, threads);
-    p.Positions.build(p.Critical, threads);
+    p.positionsNeeded();
   }
   assignOnHugePages(p.Skip, p.Critical.size(), 0);
   assignOnHugePages(p.EmptyColumn, p.Critical.size(), 0);
@@ -646,8 +613,6 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     if (zero)
       p.pairDimensionZero(p.Pairs, threads);
   }
-  if (positions.valid())
-    positions.get(); // (rethrows the table's errors)
   // The matrix holds the columns not settled by union-find, renumbered.
   // Rows of cells settled by union-find are dropped: those of negative
   // edges are never the lowest entry of a 2-column during a reduction (an
@@ -729,6 +694,8 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
     int32_t slot;
   };
   Impl& p = *P;
+  if (!flat.empty())
+    p.positionsNeeded();
   std::vector<Record> records;
   for (size_t k = 0; k < flat.size();)
   {
@@ -941,9 +908,40 @@ PersistenceDiagram MorsePairing::finish()
   Impl& p = *P;
   persistence::DiagramBuilder diagram(p.Dims, p.Options);
   diagram.reserve(p.Pairs.size() + 16); // the pairs, and a few essential classes
-  auto cellOf = [&p](int64_t j) {
+  // Each position's value rank among the distinct values (the cells are
+  // in filtration order: a new rank where the value changes), so that the
+  // diagram sorts by ranks (DiagramBuilder::finish).
+  LargeArray<uint32_t> rank;
+  if (p.Critical.size() < (size_t(1) << 32))
+  {
+    const int64_t n = static_cast<int64_t>(p.Critical.size());
+    const int64_t chunks = chunksOf(n, 8 * int64_t(p.threads()), 4096);
+    std::vector<int64_t> changes(static_cast<size_t>(chunks) + 1, 0);
+    auto changesAt = [&p](int64_t j) {
+      return j > 0 && p.Critical[static_cast<size_t>(j)].value != p.Critical[static_cast<size_t>(j - 1)].value;
+    };
+    forEachChunk(n, chunks, p.threads(), [&](int64_t j0, int64_t j1, int64_t c) {
+      int64_t k = 0;
+      for (int64_t j = j0; j < j1; ++j)
+        k += changesAt(j) ? 1 : 0;
+      changes[static_cast<size_t>(c) + 1] = k;
+    });
+    for (size_t c = 1; c < changes.size(); ++c)
+      changes[c] += changes[c - 1];
+    rank = LargeArray<uint32_t>(p.Critical.size());
+    forEachChunk(n, chunks, p.threads(), [&](int64_t j0, int64_t j1, int64_t c) {
+      int64_t r = changes[static_cast<size_t>(c)];
+      for (int64_t j = j0; j < j1; ++j)
+      {
+        r += changesAt(j) ? 1 : 0;
+        rank[static_cast<size_t>(j)] = static_cast<uint32_t>(r);
+      }
+    });
+  }
+  auto cellOf = [&p, &rank](int64_t j) {
     const MorseCriticalCell& c = p.Critical[static_cast<size_t>(j)];
-    return persistence::PairCell{ c.value, c.dimension, c.voxel };
+    return persistence::PairCell{ c.value, c.dimension, c.voxel,
+      rank.empty() ? int64_t(-1) : int64_t(rank[static_cast<size_t>(j)]) };
   };
   LargeArray<char> paired(p.Critical.size(), 0, p.threads());
   parallelFor(static_cast<int64_t>(p.Pairs.size()), p.threads(), [&](int, int64_t k0, int64_t k1) {

@@ -1,0 +1,116 @@
+// test_diagram_order.cpp - DiagramBuilder's two sorts give one order: the
+// same pairs given with their values' ranks (a radix sort by ranks, then
+// each run of equal ranks by the voxels) and without (a comparison sort of
+// the whole diagram) come out pair for pair, voxels included. Inputs with
+// few values (long runs of equal birth and death, one longer than the
+// runs sorted on one thread), with many, essential classes among them,
+// both filtration directions, several thread counts; and a rank too large
+// to pack, which sends the whole diagram to the comparison sort.
+#include "../src/persistence/DiagramAssembly.h"
+
+#include "KernelCheck.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace topovox;
+
+namespace
+{
+using kernel_check::expect;
+
+struct Given
+{
+  persistence::PairCell birth, death;
+  bool essential;
+};
+
+// `count` pairs over `levels` values (value v has rank v), dimensions 0
+// to 2, voxels at random in a 40 x 30 x 20 image; one in 50 essential.
+std::vector<Given> randomPairs(std::mt19937_64& rng, size_t count, int levels)
+{
+  std::vector<Given> out(count);
+  for (Given& g : out)
+  {
+    int64_t b = static_cast<int64_t>(rng() % static_cast<uint64_t>(levels - 1));
+    int64_t d = b + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(levels - 1 - b));
+    const int dimension = static_cast<int>(rng() % 3);
+    // Keys in filtration orientation: rank order is key order.
+    g.birth = persistence::PairCell{ static_cast<double>(b), dimension, static_cast<int64_t>(rng() % 24000), b };
+    g.death = persistence::PairCell{ static_cast<double>(d), dimension + 1, static_cast<int64_t>(rng() % 24000), d };
+    g.essential = rng() % 50 == 0;
+  }
+  return out;
+}
+
+std::vector<PersistencePair> build(const std::vector<Given>& given, bool ranked, bool super, int threads,
+  int64_t spoilAt = -1)
+{
+  const int64_t dims[3] = { 40, 30, 20 };
+  PersistenceOptions po;
+  po.filtration = super ? Filtration::Superlevel : Filtration::Sublevel;
+  po.threads = threads;
+  po.maxDimension = 3;
+  persistence::DiagramBuilder b(dims, po);
+  std::vector<int64_t> finite;
+  for (size_t k = 0; k < given.size(); ++k)
+    if (!given[k].essential)
+      finite.push_back(static_cast<int64_t>(k));
+  b.pairMany(static_cast<int64_t>(finite.size()), threads,
+    [&](int64_t k, persistence::PairCell& birth, persistence::PairCell& death) {
+      birth = given[static_cast<size_t>(finite[static_cast<size_t>(k)])].birth;
+      death = given[static_cast<size_t>(finite[static_cast<size_t>(k)])].death;
+      if (!ranked)
+        birth.rank = death.rank = -1;
+      if (k == spoilAt)
+        death.rank = int64_t(1) << 40;
+    });
+  for (const Given& g : given)
+    if (g.essential)
+    {
+      persistence::PairCell birth = g.birth;
+      if (!ranked)
+        birth.rank = -1;
+      b.essential(birth);
+    }
+  return b.finish();
+}
+
+bool same(const std::vector<PersistencePair>& a, const std::vector<PersistencePair>& b)
+{
+  if (a.size() != b.size())
+    return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k].dimension != b[k].dimension || a[k].birth != b[k].birth || a[k].death != b[k].death ||
+      a[k].essential != b[k].essential || !std::equal(a[k].birthVoxel, a[k].birthVoxel + 3, b[k].birthVoxel) ||
+      !std::equal(a[k].deathVoxel, a[k].deathVoxel + 3, b[k].deathVoxel))
+      return false;
+  return true;
+}
+}
+
+int main()
+{
+  std::mt19937_64 rng(91);
+  for (const bool super : { false, true })
+    for (const int levels : { 3, 40, 1000000 })
+      for (const int threads : { 1, 4 })
+      {
+        // 3 levels: the runs of one (dimension, birth, death) exceed the
+        // 2^16 that are sorted on one thread.
+        const size_t count = levels == 3 ? 600000 : 150000;
+        const std::vector<Given> given = randomPairs(rng, count, levels);
+        const std::string what = std::string(super ? "superlevel" : "sublevel") + ", " + std::to_string(levels) +
+          " levels, " + std::to_string(threads) + " threads";
+        const std::vector<PersistencePair> byComparison = build(given, false, super, threads);
+        expect(!byComparison.empty(), what + ": pairs kept");
+        expect(same(build(given, true, super, threads), byComparison),
+          what + ": sorted by ranks, the comparison sort's order");
+        expect(same(build(given, true, super, threads, 777), byComparison),
+          what + ": a rank too large to pack: the comparison sort, the same order");
+      }
+  return kernel_check::finish();
+}
