@@ -50,17 +50,6 @@ void coordinates(const int64_t dims[3], int64_t voxel, int64_t out[3])
 }
 }
 
-uint64_t DiagramBuilder::orderOf(int dimension, int64_t birthRank, int64_t deathRank, bool essential)
-{
-  constexpr int64_t most = (int64_t(1) << kRankBits) - 1; // the essential classes' death rank, after all others
-  if (essential)
-    deathRank = most;
-  if (birthRank < 0 || deathRank < 0 || birthRank >= most || (!essential && deathRank >= most) || dimension < 0 ||
-    dimension > 3)
-    return kNoOrder;
-  return (uint64_t(dimension) << (2 * kRankBits)) | (uint64_t(birthRank) << kRankBits) | uint64_t(deathRank);
-}
-
 bool DiagramBuilder::make(const PairCell& birth, const PairCell& death, Entry& e) const
 {
   const double sign = Super ? -1.0 : 1.0;
@@ -72,7 +61,8 @@ bool DiagramBuilder::make(const PairCell& birth, const PairCell& death, Entry& e
     return false;
   e.birthVoxel = birth.voxel;
   e.deathVoxel = death.voxel;
-  e.order = orderOf(e.dimension, birth.rank, death.rank, false);
+  e.birthRank = rankOf(birth);
+  e.deathRank = rankOf(death);
   return true;
 }
 
@@ -82,7 +72,7 @@ void DiagramBuilder::pair(const PairCell& birth, const PairCell& death)
   if (make(birth, death, e))
   {
     Entries.push_back(e);
-    if (e.order == kNoOrder)
+    if (e.birthRank == kNoRank || e.deathRank == kNoRank)
       Unranked = true;
   }
 }
@@ -98,8 +88,9 @@ void DiagramBuilder::essential(const PairCell& birth)
   e.essential = true;
   e.birthVoxel = birth.voxel;
   e.deathVoxel = -1;
-  e.order = orderOf(e.dimension, birth.rank, 0, true);
-  if (e.order == kNoOrder)
+  e.birthRank = rankOf(birth);
+  e.deathRank = kEssentialRank;
+  if (e.birthRank == kNoRank)
     Unranked = true;
   Entries.push_back(e);
 }
@@ -133,9 +124,11 @@ bool DiagramBuilder::before(const Entry& a, const Entry& b) const
 // own while the entries sort.
 constexpr size_t kPairsMadeAside = size_t(1) << 20;
 // From how many entries finish() sorts by their ranks where it can, and
-// from how long a run of equal ranks is sorted on all threads.
+// from how long a run of equal keys is sorted on all threads.
 constexpr size_t kRankedSortFrom = size_t(1) << 15;
 constexpr int64_t kLongRun = int64_t(1) << 16;
+// Up to how many bits the keys include the death's rank (five passes).
+constexpr int kKeyWithDeathBits = 40;
 
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
@@ -144,7 +137,11 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // known (the Morse engine's), a stable radix sort of 16-byte records by
   // their order keys (dimension and the birth's and the death's ranks:
   // RadixSort.h), then each run of equal keys, whose entries differ only
-  // in their voxels, by before(). Otherwise the 40-byte entries by
+  // in their voxels, by before(). With many distinct values (a float
+  // field's tens of millions) the keys hold the dimension and the birth's
+  // rank only, which take half the passes, and the runs of equal keys are
+  // then sorted by before() (a float field's are a few entries long; an
+  // 8-bit image's values fit the whole key). Otherwise the 48-byte entries by
   // before() (sorting 4-byte indices by the 88-byte pairs and permuting
   // the pairs in place read them at random: with the 4.3 million pairs of
   // a 256^3 Gaussian field, the stage that ends here took 3.0 to 3.3 s on
@@ -181,10 +178,34 @@ std::vector<PersistencePair> DiagramBuilder::finish()
       uint64_t key;
       uint64_t index; // into Entries
     };
+    // The largest rank (the essential classes' deaths after it), and the
+    // bits a rank takes in the keys.
+    std::vector<uint32_t> largest(static_cast<size_t>(std::max(1, threads)), 0);
+    parallelFor(n, threads, [&](int w, int64_t k0, int64_t k1) {
+      uint32_t most = 0;
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const Entry& e = Entries[static_cast<size_t>(k)];
+        most = std::max(most, e.essential ? e.birthRank : std::max(e.birthRank, e.deathRank));
+      }
+      largest[static_cast<size_t>(w)] = std::max(largest[static_cast<size_t>(w)], most);
+    });
+    const uint64_t deathAfterAll = uint64_t(*std::max_element(largest.begin(), largest.end())) + 1;
+    int bits = 1;
+    while ((uint64_t(1) << bits) <= deathAfterAll)
+      ++bits;
+    const bool withDeath = 2 + 2 * bits <= kKeyWithDeathBits;
     std::vector<Record, UninitializedAllocator<Record>> order(Entries.size()), spare;
     parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
-        order[static_cast<size_t>(k)] = Record{ Entries[static_cast<size_t>(k)].order, static_cast<uint64_t>(k) };
+      {
+        const Entry& e = Entries[static_cast<size_t>(k)];
+        const uint64_t byBirth = (uint64_t(e.dimension) << bits) | e.birthRank;
+        order[static_cast<size_t>(k)] = Record{ withDeath
+            ? (byBirth << bits) | (e.essential ? deathAfterAll : uint64_t(e.deathRank))
+            : byBirth,
+          static_cast<uint64_t>(k) };
+      }
     });
     radixSortByKey(order, spare, differingKeyBits(order, threads), threads);
     decltype(spare)().swap(spare);

@@ -73,7 +73,7 @@ public:
         if (make(birth, death, e))
         {
           ++next;
-          ranked = ranked && e.order != kNoOrder;
+          ranked = ranked && e.birthRank != kNoRank && e.deathRank != kNoRank;
         }
       }
       kept[static_cast<size_t>(w)] = { k0, next - k0 };
@@ -103,16 +103,18 @@ private:
   {
     double birth, death;
     int64_t birthVoxel, deathVoxel;
-    // Dimension, birth's rank, death's rank (the last for an essential
-    // class) in one key that orders the entries as finish() does up to
-    // the voxels' coordinates; kNoOrder where a rank is unknown or large.
-    uint64_t order;
+    // The birth's and the death's value ranks (PairCell::rank), kNoRank
+    // where unknown (or too large); an essential class's death rank is
+    // kEssentialRank, after all others.
+    uint32_t birthRank, deathRank;
     int32_t dimension;
     bool essential;
   };
-  static constexpr uint64_t kNoOrder = ~uint64_t(0);
-  static constexpr int kRankBits = 29; // a rank's bits in `order`
-  static uint64_t orderOf(int dimension, int64_t birthRank, int64_t deathRank, bool essential);
+  static constexpr uint32_t kNoRank = ~uint32_t(0), kEssentialRank = kNoRank - 1;
+  static uint32_t rankOf(const PairCell& c)
+  {
+    return c.rank >= 0 && c.rank < int64_t(kEssentialRank) ? static_cast<uint32_t>(c.rank) : kNoRank;
+  }
   // Whether a before b in the diagram's order.
   bool before(const Entry& a, const Entry& b) const;
   // The entry of the two cells, false when it is not reported (zero
