@@ -16,6 +16,7 @@
 #include "Progress.h"
 #include "TableWriter.h"
 
+#include "topovox/Device.h"
 #include "topovox/ParallelFor.h"
 #include "topovox/Persistence.h"
 
@@ -28,6 +29,9 @@
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <strings.h>
+#include <thread>
 
 namespace topovox
 {
@@ -340,7 +344,24 @@ int runPersistence(const std::vector<std::string>& args)
 
   InputOptions input = a.input;
   input.stacks = a.batch;
+  // Where the GPU is asked for, CUDA starts while the input is read.
+  const char* steer = std::getenv("TOPOVOX_DEVICE");
+  std::thread starting;
+  if (a.execution.device == Device::GPU ||
+    (a.execution.device == Device::Auto && steer && !strcasecmp(steer, "gpu")))
+    starting = std::thread(prepareGpu);
+  struct Joined
+  {
+    std::thread& t;
+    ~Joined()
+    {
+      if (t.joinable())
+        t.join();
+    }
+  } joined{ starting };
   const Image image = readInputLogged(inputPath, input, verbose);
+  if (starting.joinable())
+    starting.join();
   Stopwatch watch;
 
   PersistenceOptions options = a.diagram;

@@ -17,6 +17,12 @@ int deviceCount()
   return n;
 }
 
+void startContext()
+{
+  if (cudaFree(nullptr) != cudaSuccess)
+    cudaGetLastError();
+}
+
 std::string deviceDescription()
 {
   int n = 0;

@@ -11,5 +11,6 @@ namespace cuda
 {
 int deviceCount();               // 0 when no usable device answers
 std::string deviceDescription(); // name and memory of device 0, or the error
+void startContext();             // the current device's context made (errors cleared)
 }
 }

@@ -58,6 +58,14 @@ bool gpuAvailable()
 #endif
 }
 
+void prepareGpu()
+{
+#ifdef TOPOVOX_WITH_CUDA
+  if (gpuAvailable())
+    cuda::startContext();
+#endif
+}
+
 std::string gpuDescription()
 {
 #ifdef TOPOVOX_WITH_CUDA
