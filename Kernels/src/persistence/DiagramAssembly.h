@@ -184,15 +184,6 @@ public:
   }
   int64_t label(int64_t root) const { return Node[static_cast<size_t>(root)].label; }
   int64_t size() const { return static_cast<int64_t>(Node.size()); }
-  int64_t rank(int64_t root) const { return -1 - Node[static_cast<size_t>(root)].up; }
-  // For merges made elsewhere (MorsePairing's loops): `child`, a root until
-  // now, points to `parent`; `root` takes a rank and a label. The caller
-  // keeps the ranks' rule (a parent's rank above its children's).
-  void attach(int64_t child, int64_t parent) { Node[static_cast<size_t>(child)].up = static_cast<int32_t>(parent); }
-  void setRoot(int64_t root, int64_t rank, int64_t label)
-  {
-    Node[static_cast<size_t>(root)] = Record{ static_cast<int32_t>(-1 - rank), static_cast<int32_t>(label) };
-  }
   void merge(int64_t rootA, int64_t rootB, int64_t label);
   // Asks for x's record early (a find of x follows soon).
   void prefetch(int64_t x) const { persistence::prefetch(&Node[static_cast<size_t>(x)]); }

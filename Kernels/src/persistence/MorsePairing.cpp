@@ -306,10 +306,12 @@ struct MorsePairing::Impl
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
     const std::vector<int64_t>& cells = ByDimension[static_cast<size_t>(Top - 1)];
     const size_t first = pairs.size();
-    // The older maximum is the later one in filtration order (the outside last).
-    elderRuleLoop(maxima, ends, cells, true, false, threads, "persistence: a (d-1)-cell without its two dual paths",
-      [&](int64_t j, int64_t dying) {
-        pairs.emplace_back(j, dying); // (the maximum's number: its position below)
+    elderRuleLoop(maxima, ends, cells, true, threads, "persistence: a (d-1)-cell without its two dual paths",
+      [&](int64_t j, int64_t r1, int64_t r2) {
+        // The older maximum is the later one in filtration order (the outside last).
+        const int64_t l1 = maxima.label(r1), l2 = maxima.label(r2);
+        maxima.merge(r1, r2, std::max(l1, l2));
+        pairs.emplace_back(j, std::min(l1, l2)); // (the maximum's number: its position below)
         Skip[static_cast<size_t>(j)] = 1;
       },
       [](int64_t) {});
@@ -318,30 +320,30 @@ struct MorsePairing::Impl
 
   // The elder rule's loop, both union-finds': over `cells` (positions; in
   // increasing order, or decreasing where `backward`), each joining the
-  // components its two path ends (`ends`, per position) reach. A cell whose
-  // ends are in two components merges them: the one with the older label
-  // (the smaller where `olderIsSmaller`, else the larger) survives, and
-  // join(j, dying label) is called; cycle(j) for a cell whose ends are in
-  // one. `missing`: what is thrown for a cell without its two ends.
+  // components its two path ends (`ends`, per position) reach:
+  // join(j, r1, r2) for a cell whose ends are in two components (roots r1
+  // and r2), cycle(j) for one whose ends are in one. `missing`: what is
+  // thrown for a cell without its two ends.
   //
-  // In blocks of kLoopBlock cells, in three steps. On the threads: each
-  // cell's two roots as the union-find stands at the block's start (read
-  // only); a cell whose two are one is a cycle for good, since components
-  // only grow; the others' roots get local numbers (the first thread to
-  // meet a root claims one), each with the root's rank and label. Then one
-  // thread goes through the block in order on a small union-find of those
-  // local numbers, whose arrays stay in the cache. Then, on the threads,
-  // every root the block merged points straight to its component's new
-  // root, which takes the component's rank and label. A 512^3 Gaussian
-  // field's dimension-0 loop (38.3 M edges, 16.6 M minima: each edge two
-  // finds at random in 133 MB) took 3.6 to 4.5 s as one thread's loop on
-  // the H200 machine; in blocks whose serial part found its cells' roots
-  // in the whole union-find, from the roots the threads had found, 17.2 M
-  // edges reached the serial part, which took 2.2 s, after 0.8 s of roots
-  // on 8 threads (bench/README.md, twenty-seventh session). Blocks whose
-  // serial part found its cells' roots from the path ends again
-  // (twenty-fifth session) gained nothing and were reverted.
+  // In blocks of kLoopBlock cells. First, on the threads, each cell's two
+  // roots as the union-find stands at the block's start (read only: no
+  // thread merges meanwhile); a cell whose two are one is a cycle for good,
+  // since components only grow. Then one thread goes through the block in
+  // order, finding the current roots of the other cells from those (a step
+  // or two: only the block's own joins lie between) and joining. The serial
+  // part reads what the threads have just read, and skips the cycles. A
+  // 512^3 Gaussian field's dimension-0 loop (38.3 M edges, 16.6 M minima:
+  // each edge two finds at random in 133 MB) took 3.6 to 4.5 s as one
+  // thread's loop on the H200 machine; in blocks, 17.2 M of its edges
+  // reached the serial part, which took 2.2 s, after 0.8 s of roots on 8
+  // threads (bench/README.md, twenty-seventh session). Blocks whose serial
+  // part found its cells' roots from the path ends again (twenty-fifth
+  // session) gained nothing and were reverted: the roots must be kept. Nor
+  // did a serial part on a small union-find of the block's roots, numbered
+  // on the threads and written back by them after (twenty-eighth session:
+  // 3.65 and 4.08 s for the stage against 3.51 and 3.72 s).
   static constexpr int64_t kLoopBlock = int64_t(1) << 17;
+  static constexpr int64_t kAhead = 8; // the serial part asks for records this many cells early
   // kLoopBlock, or TOPOVOX_UNION_FIND_BLOCK cells (for the tests: small
   // images in many blocks).
   static int64_t loopBlock()
@@ -352,112 +354,45 @@ struct MorsePairing::Impl
   }
   template <typename Join, typename Cycle>
   static void elderRuleLoop(persistence::UnionFind& uf, const std::array<int32_t, 2>* ends,
-    const std::vector<int64_t>& cells, bool backward, bool olderIsSmaller, int threads, const char* missing,
-    Join join, Cycle cycle)
+    const std::vector<int64_t>& cells, bool backward, int threads, const char* missing, Join join, Cycle cycle)
   {
     const int64_t n = static_cast<int64_t>(cells.size());
     auto cellAt = [&](int64_t k) { return cells[static_cast<size_t>(backward ? n - 1 - k : k)]; };
     const int64_t blockCells = loopBlock();
-    const size_t block = static_cast<size_t>(std::min(n, blockCells));
-    // Per cell of the block: its roots' local numbers ({-1, -1}: a cycle).
-    std::vector<std::array<int32_t, 2>> local(block);
-    // Per root of the whole union-find: its local number in this block, -1
-    // for none (reset after each block).
-    LargeArray<int32_t> localOf(static_cast<size_t>(uf.size()), -1, threads);
-    // Per local number (2 a cell, each worker numbering from twice its
-    // first cell): the root it stands for (-1: unused), its parent in the
-    // local union-find (-1 - rank for a root), its label.
-    std::vector<int32_t> globalOf(2 * block), up(2 * block), label(2 * block);
-    auto localRoot = [&up](int32_t a) { // (read only)
-      while (up[static_cast<size_t>(a)] >= 0)
-        a = up[static_cast<size_t>(a)];
-      return a;
-    };
+    std::vector<std::array<int32_t, 2>> roots(static_cast<size_t>(std::min(n, blockCells)));
     for (int64_t b0 = 0; b0 < n; b0 += blockCells)
     {
       const int64_t m = std::min(n - b0, blockCells);
       parallelFor(m, threads, [&](int, int64_t i0, int64_t i1) {
-        int32_t next = static_cast<int32_t>(2 * i0); // this worker's next local number
-        for (int32_t a = next; a < static_cast<int32_t>(2 * i1); ++a)
-          globalOf[static_cast<size_t>(a)] = -1;
-        auto claim = [&](int32_t r) {
-          int32_t mine = __atomic_load_n(&localOf[static_cast<size_t>(r)], __ATOMIC_RELAXED);
-          if (mine >= 0)
-            return mine;
-          int32_t expected = -1;
-          if (!__atomic_compare_exchange_n(
-                &localOf[static_cast<size_t>(r)], &expected, next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            return expected; // (another worker's number for it)
-          globalOf[static_cast<size_t>(next)] = r;
-          up[static_cast<size_t>(next)] = static_cast<int32_t>(-1 - uf.rank(r));
-          label[static_cast<size_t>(next)] = static_cast<int32_t>(uf.label(r));
-          return next++;
-        };
         for (int64_t i = i0; i < i1; ++i)
         {
           const auto& e = ends[static_cast<size_t>(cellAt(b0 + i))];
           if (e[0] < 0 || e[1] < 0 || e[0] >= uf.size() || e[1] >= uf.size())
             throw std::logic_error(missing);
           const int32_t r1 = static_cast<int32_t>(uf.root(e[0])), r2 = static_cast<int32_t>(uf.root(e[1]));
-          local[static_cast<size_t>(i)] =
-            r1 == r2 ? std::array<int32_t, 2>{ { -1, -1 } } : std::array<int32_t, 2>{ { claim(r1), claim(r2) } };
+          roots[static_cast<size_t>(i)] = r1 == r2 ? std::array<int32_t, 2>{ { -1, -1 } } : std::array<int32_t, 2>{ { r1, r2 } };
         }
       });
-      // (The claims' records were written by the workers that won them:
-      // the pool's join orders them before what follows.)
       for (int64_t i = 0; i < m; ++i)
       {
+        if (i + kAhead < m && roots[static_cast<size_t>(i + kAhead)][0] >= 0)
+        {
+          uf.prefetch(roots[static_cast<size_t>(i + kAhead)][0]);
+          uf.prefetch(roots[static_cast<size_t>(i + kAhead)][1]);
+        }
         const int64_t j = cellAt(b0 + i);
-        const auto& pair = local[static_cast<size_t>(i)];
-        if (pair[0] < 0)
+        const auto& r = roots[static_cast<size_t>(i)];
+        if (r[0] < 0)
         {
           cycle(j);
           continue;
         }
-        // Finds with path halving on the local union-find.
-        auto find = [&up](int32_t a) {
-          for (int32_t p; (p = up[static_cast<size_t>(a)]) >= 0;)
-          {
-            const int32_t g = up[static_cast<size_t>(p)];
-            if (g >= 0)
-              up[static_cast<size_t>(a)] = g;
-            a = p;
-          }
-          return a;
-        };
-        int32_t a = find(pair[0]), b = find(pair[1]);
-        if (a == b)
-        {
+        const int64_t r1 = uf.find(r[0]), r2 = uf.find(r[1]);
+        if (r1 == r2)
           cycle(j);
-          continue;
-        }
-        const int32_t la = label[static_cast<size_t>(a)], lb = label[static_cast<size_t>(b)];
-        const bool aOlder = olderIsSmaller ? la < lb : la > lb;
-        // Union by rank (the higher rank is the lower `up`).
-        if (up[static_cast<size_t>(a)] > up[static_cast<size_t>(b)])
-          std::swap(a, b);
-        if (up[static_cast<size_t>(a)] == up[static_cast<size_t>(b)])
-          --up[static_cast<size_t>(a)];
-        up[static_cast<size_t>(b)] = a;
-        label[static_cast<size_t>(a)] = aOlder ? la : lb;
-        join(j, aOlder ? lb : la);
+        else
+          join(j, r1, r2);
       }
-      // Back into the whole union-find, each root written by the worker
-      // that numbered it.
-      parallelFor(m, threads, [&](int, int64_t i0, int64_t i1) {
-        for (int32_t a = static_cast<int32_t>(2 * i0); a < static_cast<int32_t>(2 * i1); ++a)
-        {
-          const int32_t g = globalOf[static_cast<size_t>(a)];
-          if (g < 0)
-            continue;
-          const int32_t r = localRoot(a);
-          if (r != a)
-            uf.attach(g, globalOf[static_cast<size_t>(r)]);
-          else
-            uf.setRoot(g, -1 - up[static_cast<size_t>(a)], label[static_cast<size_t>(a)]);
-          localOf[static_cast<size_t>(g)] = -1;
-        }
-      });
     }
   }
 
@@ -502,12 +437,14 @@ struct MorsePairing::Impl
     reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
     const std::vector<int64_t>& edges = ByDimension[1];
     const size_t first = pairs.size();
-    // The older minimum is the earlier one in filtration order.
-    elderRuleLoop(minima, ends, edges, false, true, threads, "persistence: a critical edge without its gradient paths",
-      [&](int64_t j, int64_t dying) {
+    elderRuleLoop(minima, ends, edges, false, threads, "persistence: a critical edge without its gradient paths",
+      [&](int64_t j, int64_t r1, int64_t r2) {
         if (Skip[static_cast<size_t>(j)])
           throw std::logic_error("persistence: an edge is both positive and negative");
-        pairs.emplace_back(dying, j); // (the minimum's number: its position below)
+        // The older minimum is the earlier one in filtration order.
+        const int64_t l1 = minima.label(r1), l2 = minima.label(r2);
+        minima.merge(r1, r2, std::min(l1, l2));
+        pairs.emplace_back(std::max(l1, l2), j); // (the minimum's number: its position below)
         Skip[static_cast<size_t>(j)] = 1;
       },
       [&](int64_t j) { EmptyColumn[static_cast<size_t>(j)] = 1; }); // creates a 1-cycle
