@@ -224,6 +224,25 @@ struct MorsePairing::Impl
   bool Reduced = false; // reduce() has run: the reduction's pairs are in Pairs
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
+  // Marks the slots of records 0 .. n-1 (slotOf(r)) given, on the
+  // threads; false when one is not a slot asked for, or was given before
+  // (by these records or earlier ones: whichever thread comes second sees
+  // it).
+  template <typename SlotOf>
+  bool markGiven(int64_t n, SlotOf slotOf)
+  {
+    std::atomic<bool> fine{ true };
+    parallelFor(n, threads(), [&](int, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+      {
+        const int64_t slot = slotOf(r);
+        if (slot < 0 || static_cast<size_t>(slot) >= Given.size() ||
+          __atomic_exchange_n(&Given[static_cast<size_t>(slot)], char(1), __ATOMIC_RELAXED))
+          fine = false;
+      }
+    });
+    return fine;
+  }
   void positionsNeeded()
   {
     if (!PositionsBuilt)
@@ -725,12 +744,8 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
         ? p.SlotOf[static_cast<size_t>(record.position)] : -1;
     }
   });
-  for (const Record& record : records)
-  {
-    if (record.slot < 0 || p.Given[static_cast<size_t>(record.slot)])
-      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
-    p.Given[static_cast<size_t>(record.slot)] = 1;
-  }
+  if (!p.markGiven(static_cast<int64_t>(records.size()), [&](int64_t r) { return records[static_cast<size_t>(r)].slot; }))
+    throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
   p.Matrix.columns().setColumns(
     static_cast<int64_t>(records.size()), p.threads(),
     [&](int64_t r) { return p.MatrixColumn[static_cast<size_t>(records[static_cast<size_t>(r)].position)]; },
@@ -774,13 +789,8 @@ void MorsePairing::addBoundaryRows(const std::vector<int64_t>& flat)
     starts.push_back(k);
     k += 2 + static_cast<size_t>(flat[k + 1]);
   }
-  for (const size_t start : starts)
-  {
-    const int64_t slot = flat[start];
-    if (slot < 0 || static_cast<size_t>(slot) >= p.Given.size() || p.Given[static_cast<size_t>(slot)])
-      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
-    p.Given[static_cast<size_t>(slot)] = 1;
-  }
+  if (!p.markGiven(static_cast<int64_t>(starts.size()), [&](int64_t r) { return flat[starts[static_cast<size_t>(r)]]; }))
+    throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
   const int64_t columns = static_cast<int64_t>(p.PositionOf.size());
   std::atomic<bool> outside{ false };
   p.Matrix.columns().setColumns(

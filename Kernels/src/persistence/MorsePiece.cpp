@@ -805,18 +805,26 @@ std::vector<int64_t> MorsePiece::boundaries(
 {
   if (translated)
     translated->clear();
-  // Those reported here, as local cells; they are independent, so computed
-  // in parallel (the gradient is only read), then flattened in order.
+  // Those reported here, as local cells, found on the threads (a 512^3
+  // field asks for 21.8 M); they are independent, so computed in parallel
+  // (the gradient is only read), then flattened in order.
+  const std::vector<int64_t> at = positionsWhere(static_cast<int64_t>(cells.size()), P->Threads, [&](int64_t k) {
+    int64_t c[3];
+    return P->reportedLocal(cells[static_cast<size_t>(k)], c);
+  });
   std::vector<int64_t> mine, local;
-  reserveOnHugePages(mine, cells.size());
-  reserveOnHugePages(local, cells.size());
-  int64_t c[3];
-  for (int64_t whole : cells)
-    if (P->reportedLocal(whole, c))
+  resizeOnHugePages(mine, at.size());
+  resizeOnHugePages(local, at.size());
+  parallelFor(static_cast<int64_t>(at.size()), P->Threads, [&](int, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k)
     {
-      mine.push_back(whole);
-      local.push_back(P->Cells.index(c));
+      int64_t c[3];
+      const int64_t whole = cells[static_cast<size_t>(at[static_cast<size_t>(k)])];
+      P->reportedLocal(whole, c);
+      mine[static_cast<size_t>(k)] = whole;
+      local[static_cast<size_t>(k)] = P->Cells.index(c);
     }
+  });
   std::vector<int64_t> flat;
 #ifdef TOPOVOX_WITH_CUDA
   // A whole image whose gradient is on the device: the device's records
