@@ -338,6 +338,27 @@ __global__ void positionKernel(const uint32_t* __restrict__ sorted, int64_t k, u
     position[sorted[j]] = static_cast<uint32_t>(j);
 }
 
+// Device memory that may be refused (null then).
+struct SpareRoom
+{
+  char* ptr = nullptr;
+  explicit SpareRoom(size_t bytes)
+  {
+    cuda::keepPoolWarm();
+    if (cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, 0) != cudaSuccess)
+    {
+      ptr = nullptr;
+      cudaGetLastError();
+    }
+  }
+  ~SpareRoom()
+  {
+    if (ptr)
+      cudaFreeAsync(ptr, 0);
+  }
+  SpareRoom(const SpareRoom&) = delete;
+  SpareRoom& operator=(const SpareRoom&) = delete;
+};
 } // namespace
 
 std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
@@ -380,7 +401,7 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const
     rows.slotOf && rows.rowOf && !(wanted && std::atoi(wanted) == 0);
   const size_t mapBytes = translate ? static_cast<size_t>(g.grid.cells) * sizeof(uint32_t) : 0,
                perPosition = translate ? static_cast<size_t>(rows.positions) * sizeof(int32_t) : 0;
-  OptionalRoom room(translate ? mapBytes + 2 * perPosition : 0);
+  SpareRoom room(translate ? mapBytes + 2 * perPosition : 0);
   if (translate && room.ptr)
   {
     uint32_t* position = reinterpret_cast<uint32_t*>(room.ptr);

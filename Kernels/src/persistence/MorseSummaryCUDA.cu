@@ -397,18 +397,6 @@ struct CriticalHost
   const int8_t* dimension;
 };
 
-// Critical cell j of the results, its value read from the host's image.
-template <typename T, typename I>
-MorseCriticalCell criticalCellAt(const CriticalHost<I>& h, int64_t j, const GridView& image, bool super)
-{
-  MorseCriticalCell m;
-  m.cell = static_cast<int64_t>(h.cell[j]);
-  m.voxel = static_cast<int64_t>(h.voxel[j]);
-  m.value = valueAt<T>(image, m.voxel, super);
-  m.dimension = h.dimension[j];
-  return m;
-}
-
 // Image b's summary from the results: its critical cells, the ends of its
 // critical edges and of its critical (d-1)-cells, in the CPU scan's order,
 // or, where `numbered` (numberPathEnds), the ends' numbers as they are,
@@ -434,7 +422,13 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
       using T = typename decltype(tag)::type;
       forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t) {
         for (int64_t j = lo + i0; j < lo + i1; ++j)
-          s.critical[static_cast<size_t>(j - lo)] = criticalCellAt<T>(h, j, image, super);
+        {
+          MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
+          m.cell = static_cast<int64_t>(h.cell[j]);
+          m.voxel = static_cast<int64_t>(h.voxel[j]);
+          m.value = valueAt<T>(image, m.voxel, super);
+          m.dimension = h.dimension[j];
+        }
         // (~0 is -1 as a signed number.)
         if (withEdges)
           std::memcpy(s.edgeEndNumbers.data() + i0, h.edgeEnds + 2 * (lo + i0),
@@ -472,7 +466,11 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
       int64_t* dual = s.dualEnds.data() + 4 * facets[static_cast<size_t>(c)];
       for (int64_t j = lo + i0; j < lo + i1; ++j)
       {
-        const MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)] = criticalCellAt<T>(h, j, image, super);
+        MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
+        m.cell = static_cast<int64_t>(h.cell[j]);
+        m.voxel = static_cast<int64_t>(h.voxel[j]);
+        m.value = valueAt<T>(image, m.voxel, super);
+        m.dimension = h.dimension[j];
         if (withEdges && m.dimension == 1)
         {
           *edge++ = m.cell;
@@ -525,6 +523,29 @@ struct CriticalBlock
 // H200 machine's 16 threads, the device's sort and gather about 0.3 s. Only for values of up to 32 bits and 32-bit
 // indices, and only with the device memory at hand: memory that cannot be
 // had skips it (the CPU sorts then), as does TOPOVOX_GPU_SORT_CRITICAL=0.
+// Device memory that may be refused: ptr stays null when the pool cannot
+// give it (cudaMallocAsync's refusal leaves no error behind once read).
+struct OptionalRoom
+{
+  char* ptr = nullptr;
+  explicit OptionalRoom(size_t bytes)
+  {
+    cuda::keepPoolWarm();
+    if (cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, 0) != cudaSuccess)
+    {
+      ptr = nullptr;
+      cudaGetLastError();
+    }
+  }
+  ~OptionalRoom()
+  {
+    if (ptr)
+      cudaFreeAsync(ptr, 0);
+  }
+  OptionalRoom(const OptionalRoom&) = delete;
+  OptionalRoom& operator=(const OptionalRoom&) = delete;
+};
+
 template <typename I>
 bool sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalBlock<I>& at, int64_t k,
   const GridView& image, const void* data, bool super)
