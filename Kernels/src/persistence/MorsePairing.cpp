@@ -549,8 +549,8 @@ void MorsePairing::add(MorsePieceSummary&& piece)
     return;
   }
   // Numbered ends are one whole image's, alone: beside another piece's
-  // cells, they are written out as cells first.
-  if (p.Critical.empty() && piece.numberedEnds)
+  // cells or ends, they are written out as cells first.
+  if (p.Critical.empty() && p.EdgeEnds.empty() && p.DualEnds.empty() && piece.numberedEnds)
   {
     p.Critical.swap(piece.critical);
     p.EdgeEndNumbers.swap(piece.edgeEndNumbers);
