@@ -88,19 +88,20 @@ public:
     });
   }
 
-  std::vector<std::pair<int64_t, int64_t>> pairs() const
+  // Appended to `out`, renumbered where `renumber` is given.
+  void pairs(std::vector<std::pair<int64_t, int64_t>>& out, const int64_t* renumber) const
   {
     const std::vector<int64_t> rows = positionsWhere(N, Threads, [&](int64_t r) { return Pivot[static_cast<size_t>(r)] >= 0; });
-    std::vector<std::pair<int64_t, int64_t>> out;
-    resizeOnHugePages(out, rows.size());
+    const size_t at = out.size();
+    resizeOnHugePages(out, at + rows.size());
     parallelFor(static_cast<int64_t>(rows.size()), Threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
       {
-        const int64_t r = rows[static_cast<size_t>(k)];
-        out[static_cast<size_t>(k)] = { r, Pivot[static_cast<size_t>(r)] };
+        const int64_t r = rows[static_cast<size_t>(k)], c = Pivot[static_cast<size_t>(r)];
+        out[at + static_cast<size_t>(k)] =
+          renumber ? std::pair<int64_t, int64_t>{ renumber[r], renumber[c] } : std::pair<int64_t, int64_t>{ r, c };
       }
     });
-    return out;
   }
 
 private:
@@ -175,7 +176,8 @@ private:
 };
 } // namespace
 
-std::vector<std::pair<int64_t, int64_t>> reduceLockFree(const MorseColumns& matrix, int threads)
+void reduceLockFree(const MorseColumns& matrix, int threads, std::vector<std::pair<int64_t, int64_t>>& pairs,
+  const int64_t* renumber)
 {
   const int64_t n = static_cast<int64_t>(matrix._get_num_cols());
   threads = std::max(threads, 1);
@@ -190,7 +192,7 @@ std::vector<std::pair<int64_t, int64_t>> reduceLockFree(const MorseColumns& matr
   Reducer reducer(matrix, threads);
   for (phat::dimension d = *std::max_element(top.begin(), top.end()); d >= 1; --d)
     reducer.reduceDimension(d);
-  return reducer.pairs();
+  reducer.pairs(pairs, renumber);
 }
 } // namespace morse
 } // namespace topovox

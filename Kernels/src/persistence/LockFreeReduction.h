@@ -40,7 +40,19 @@ namespace topovox
 namespace morse
 {
 // The persistence pairs (birth column, death column) of `matrix`, reduced
-// on `threads` threads; the matrix is not changed. In no particular order.
-std::vector<std::pair<int64_t, int64_t>> reduceLockFree(const MorseColumns& matrix, int threads);
+// on `threads` threads, appended to *pairs in no particular order, each
+// column j written as renumber[j] where `renumber` is given (the caller's
+// own numbers: one pass over the pairs, not two); the matrix is not
+// changed.
+void reduceLockFree(const MorseColumns& matrix, int threads, std::vector<std::pair<int64_t, int64_t>>& pairs,
+  const int64_t* renumber = nullptr);
+
+// The same, as a list of its own.
+inline std::vector<std::pair<int64_t, int64_t>> reduceLockFree(const MorseColumns& matrix, int threads)
+{
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  reduceLockFree(matrix, threads, pairs);
+  return pairs;
+}
 } // namespace morse
 } // namespace topovox

@@ -892,8 +892,8 @@ void MorsePairing::reduce()
     // 512^3 k^-1 field on the H200 machine's 16 cores: PHAT's chunk
     // reduction took 11.5 s, one pass of it serial (bench/README.md,
     // twenty-seventh session).
-    const std::vector<std::pair<int64_t, int64_t>> pairs = morse::reduceLockFree(matrix.columns(), p.threads());
-    append(static_cast<int64_t>(pairs.size()), [&](int64_t k) { return pairs[static_cast<size_t>(k)]; });
+    // (Its pairs go straight after union-find's, as positions.)
+    morse::reduceLockFree(matrix.columns(), p.threads(), p.Pairs, positionOf.data());
   }
   else
   {
