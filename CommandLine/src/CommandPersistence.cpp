@@ -31,7 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <strings.h>
-#include <thread>
+#include <future>
 
 namespace topovox
 {
@@ -344,24 +344,16 @@ int runPersistence(const std::vector<std::string>& args)
 
   InputOptions input = a.input;
   input.stacks = a.batch;
-  // Where the GPU is asked for, CUDA starts while the input is read.
+  // Where the GPU is asked for, CUDA starts while the input is read (the
+  // future waits for it when it goes, also when the reading throws).
   const char* steer = std::getenv("TOPOVOX_DEVICE");
-  std::thread starting;
+  std::future<void> starting;
   if (a.execution.device == Device::GPU ||
     (a.execution.device == Device::Auto && steer && !strcasecmp(steer, "gpu")))
-    starting = std::thread(prepareGpu);
-  struct Joined
-  {
-    std::thread& t;
-    ~Joined()
-    {
-      if (t.joinable())
-        t.join();
-    }
-  } joined{ starting };
+    starting = std::async(std::launch::async, prepareGpu);
   const Image image = readInputLogged(inputPath, input, verbose);
-  if (starting.joinable())
-    starting.join();
+  if (starting.valid())
+    starting.get();
   Stopwatch watch;
 
   PersistenceOptions options = a.diagram;

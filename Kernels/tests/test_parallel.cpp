@@ -195,6 +195,37 @@ void builtOnTop()
   parallelSort(words, 4, std::less<std::string>());
   expect(words == wordsSorted, "parallelSort of strings equals std::sort");
 
+  // scanChunks: a running sum of random shares, as one thread's.
+  for (const int threads : { 1, 3, 8 })
+    for (const int64_t size : { int64_t(0), int64_t(1000), int64_t(200003) })
+    {
+      std::vector<int64_t> share(static_cast<size_t>(size)), serial(static_cast<size_t>(size)), ours;
+      int64_t sum = 0;
+      for (size_t j = 0; j < share.size(); ++j)
+      {
+        share[j] = static_cast<int64_t>(rng() % 5);
+        serial[j] = sum;
+        sum += share[j];
+      }
+      int64_t sizedWith = -1;
+      const int64_t total = scanChunks(
+        size, threads,
+        [&](int64_t j0, int64_t j1) { return std::accumulate(share.begin() + j0, share.begin() + j1, int64_t(0)); },
+        [&](int64_t t) {
+          sizedWith = t;
+          ours.resize(static_cast<size_t>(size));
+        },
+        [&](int64_t j0, int64_t j1, int64_t at) {
+          for (int64_t j = j0; j < j1; ++j)
+          {
+            ours[static_cast<size_t>(j)] = at;
+            at += share[static_cast<size_t>(j)];
+          }
+        });
+      expect(total == sum && sizedWith == sum && ours == serial,
+        "scanChunks equals a serial exclusive scan (" + std::to_string(threads) + " threads, " +
+          std::to_string(size) + " items)");
+    }
   // positionsByKey: each list positionsWhere's for its key, keys out of
   // range in none (sizes that make one chunk and several).
   for (const int threads : { 1, 3, 8 })

@@ -100,32 +100,51 @@ bool isSortedOnThreads(const T* v, int64_t n, int threads, Less less)
   return sorted;
 }
 
+// An exclusive scan over the chunks of [0, n), on the threads: share(j0,
+// j1) says what chunk [j0, j1) adds, sized(total) runs once all are known,
+// then fill(j0, j1, before) runs with the sum of the shares of the chunks
+// before the chunk. Returns the total. For what is made on the threads but
+// must come out in order: lists of the items kept, running counts, the
+// places of variable-length records.
+template <typename Share, typename Sized, typename Fill>
+int64_t scanChunks(int64_t n, int threads, Share share, Sized sized, Fill fill)
+{
+  const int64_t chunks = chunksOf(n, threads, int64_t(1) << 15);
+  std::vector<int64_t> before(static_cast<size_t>(chunks) + 1, 0);
+  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
+    before[static_cast<size_t>(c) + 1] = share(j0, j1);
+  });
+  for (size_t c = 1; c < before.size(); ++c)
+    before[c] += before[c - 1];
+  sized(before.back());
+  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
+    fill(j0, j1, before[static_cast<size_t>(c)]);
+  });
+  return before.back();
+}
+
 // The j in [0, n) where keep(j) holds, in increasing order, found on the
-// threads: each chunk counts its own, then writes them after the counts of
-// the chunks before it. (The persistence pairing's lists of the critical
+// threads (scanChunks). (The persistence pairing's lists of the critical
 // cells of one kind, tens of millions on a 512^3 field, were one thread's
 // loops.)
 template <typename Keep>
 std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
 {
-  const int64_t chunks = chunksOf(n, threads, int64_t(1) << 15);
-  std::vector<int64_t> count(static_cast<size_t>(chunks) + 1, 0);
-  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
-    int64_t k = 0;
-    for (int64_t j = j0; j < j1; ++j)
-      k += keep(j) ? 1 : 0;
-    count[static_cast<size_t>(c) + 1] = k;
-  });
-  for (size_t c = 1; c < count.size(); ++c)
-    count[c] += count[c - 1];
   std::vector<int64_t> out;
-  resizeOnHugePages(out, static_cast<size_t>(count.back()));
-  forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {
-    int64_t at = count[static_cast<size_t>(c)];
-    for (int64_t j = j0; j < j1; ++j)
-      if (keep(j))
-        out[static_cast<size_t>(at++)] = j;
-  });
+  scanChunks(
+    n, threads,
+    [&](int64_t j0, int64_t j1) {
+      int64_t k = 0;
+      for (int64_t j = j0; j < j1; ++j)
+        k += keep(j) ? 1 : 0;
+      return k;
+    },
+    [&](int64_t total) { resizeOnHugePages(out, static_cast<size_t>(total)); },
+    [&](int64_t j0, int64_t j1, int64_t at) {
+      for (int64_t j = j0; j < j1; ++j)
+        if (keep(j))
+          out[static_cast<size_t>(at++)] = j;
+    });
   return out;
 }
 

@@ -160,25 +160,22 @@ public:
     // Where each column's rows go: a prefix sum of the capacities, by
     // chunks on the threads (21.8 M columns at 512^3).
     std::vector<size_t, UninitializedAllocator<size_t>> start(static_cast<size_t>(n) + 1);
-    const int64_t chunks = chunksOf(n, threads, int64_t(1) << 15);
-    std::vector<size_t> before(static_cast<size_t>(chunks) + 1, 0);
-    forEachChunk(n, chunks, threads, [&](int64_t k0, int64_t k1, int64_t c) {
-      size_t sum = 0;
-      for (int64_t k = k0; k < k1; ++k)
-        sum += static_cast<size_t>(capacity(k));
-      before[static_cast<size_t>(c) + 1] = sum;
-    });
-    for (size_t c = 1; c < before.size(); ++c)
-      before[c] += before[c - 1];
-    forEachChunk(n, chunks, threads, [&](int64_t k0, int64_t k1, int64_t c) {
-      size_t at = before[static_cast<size_t>(c)];
-      for (int64_t k = k0; k < k1; ++k)
-      {
-        start[static_cast<size_t>(k)] = at;
-        at += static_cast<size_t>(capacity(k));
-      }
-    });
-    start[static_cast<size_t>(n)] = before.back();
+    start[static_cast<size_t>(n)] = static_cast<size_t>(scanChunks(
+      n, threads,
+      [&](int64_t k0, int64_t k1) {
+        int64_t sum = 0;
+        for (int64_t k = k0; k < k1; ++k)
+          sum += static_cast<int64_t>(capacity(k));
+        return sum;
+      },
+      [](int64_t) {},
+      [&](int64_t k0, int64_t k1, int64_t at) {
+        for (int64_t k = k0; k < k1; ++k)
+        {
+          start[static_cast<size_t>(k)] = static_cast<size_t>(at);
+          at += static_cast<int64_t>(capacity(k));
+        }
+      }));
     Batches.push_back(detail::allocateBlock<Row>(std::max<size_t>(start.back(), 1)));
     Row* block = Batches.back().get();
     parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {

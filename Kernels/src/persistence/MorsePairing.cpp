@@ -243,6 +243,49 @@ struct MorsePairing::Impl
     });
     return fine;
   }
+  // Boundary records [head, count, entries...] (flat) into the matrix:
+  // slotOf(head) is the slot of the record's cell among those asked for
+  // (-1: none), rowOf(entry) the entry's matrix row (-1: none, dropped).
+  // The records are found in order (their counts only); their slots looked
+  // up and marked on the threads (a slot given twice is refused, so no two
+  // threads fill one column); their rows set as their columns, sorted, on
+  // the threads.
+  template <typename SlotOf, typename RowOf>
+  void addRecords(const std::vector<int64_t>& flat, SlotOf slotOf, RowOf rowOf)
+  {
+    std::vector<size_t> starts;
+    for (size_t k = 0; k < flat.size();)
+    {
+      if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
+        throw std::invalid_argument("persistence: malformed boundary list");
+      starts.push_back(k);
+      k += 2 + static_cast<size_t>(flat[k + 1]);
+    }
+    const int64_t n = static_cast<int64_t>(starts.size());
+    std::vector<int32_t> slots(starts.size());
+    parallelFor(n, threads(), [&](int, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        slots[static_cast<size_t>(r)] = slotOf(flat[starts[static_cast<size_t>(r)]]);
+    });
+    if (!markGiven(n, [&](int64_t r) { return slots[static_cast<size_t>(r)]; }))
+      throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
+    Matrix.columns().setColumns(
+      n, threads(), [&](int64_t r) { return SlotColumn[static_cast<size_t>(slots[static_cast<size_t>(r)])]; },
+      [&](int64_t r) { return flat[starts[static_cast<size_t>(r)] + 1]; },
+      [&](int64_t r, morse::MorseColumns::Row* to) {
+        const size_t start = starts[static_cast<size_t>(r)];
+        const int64_t* entry = flat.data() + start + 2;
+        morse::MorseColumns::Row* end = to;
+        for (int64_t e = 0; e < flat[start + 1]; ++e)
+        {
+          const int32_t row = rowOf(entry[e]);
+          if (row >= 0)
+            *end++ = static_cast<morse::MorseColumns::Row>(row);
+        }
+        std::sort(to, end);
+        return end;
+      });
+  }
   void positionsNeeded()
   {
     if (!PositionsBuilt)
@@ -713,56 +756,18 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
 
 void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
 {
-  // Records [cell, count, entries...]: found in order (their counts
-  // only), their slots looked up on all threads, checked in order (a slot
-  // given twice is refused, so no two threads fill one column), then their
-  // entries translated to matrix rows, sorted and set as their columns on
-  // all threads.
-  struct Record
-  {
-    size_t start;     // in flat
-    int64_t position; // of its cell
-    int32_t slot;
-  };
+  // Records [cell, count, faces...]: each cell's slot and each face's row
+  // through the cells' position table.
   Impl& p = *P;
   if (!flat.empty())
     p.positionsNeeded();
-  std::vector<Record> records;
-  for (size_t k = 0; k < flat.size();)
-  {
-    if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
-      throw std::invalid_argument("persistence: malformed boundary list");
-    records.push_back(Record{ k, -1, -1 });
-    k += 2 + static_cast<size_t>(flat[k + 1]);
-  }
-  parallelFor(static_cast<int64_t>(records.size()), p.threads(), [&](int, int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-    {
-      Record& record = records[static_cast<size_t>(r)];
-      record.position = p.columnOf(flat[record.start]);
-      record.slot = record.position >= 0 && static_cast<size_t>(record.position) < p.SlotOf.size()
-        ? p.SlotOf[static_cast<size_t>(record.position)] : -1;
-    }
-  });
-  if (!p.markGiven(static_cast<int64_t>(records.size()), [&](int64_t r) { return records[static_cast<size_t>(r)].slot; }))
-    throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
-  p.Matrix.columns().setColumns(
-    static_cast<int64_t>(records.size()), p.threads(),
-    [&](int64_t r) { return p.MatrixColumn[static_cast<size_t>(records[static_cast<size_t>(r)].position)]; },
-    [&](int64_t r) { return flat[records[static_cast<size_t>(r)].start + 1]; },
-    [&](int64_t r, morse::MorseColumns::Row* to) {
-      const size_t start = records[static_cast<size_t>(r)].start;
-      const int64_t* entry = flat.data() + start + 2;
-      morse::MorseColumns::Row* end = to;
-      for (int64_t e = 0; e < flat[start + 1]; ++e)
-      {
-        const int32_t row = p.MatrixColumn[static_cast<size_t>(p.columnOf(entry[e]))];
-        if (row >= 0)
-          *end++ = static_cast<morse::MorseColumns::Row>(row);
-      }
-      std::sort(to, end);
-      return end;
-    });
+  p.addRecords(
+    flat,
+    [&p](int64_t cell) {
+      const int64_t position = p.columnOf(cell);
+      return p.SlotOf.empty() ? int32_t(-1) : p.SlotOf[static_cast<size_t>(position)];
+    },
+    [&p](int64_t face) { return p.MatrixColumn[static_cast<size_t>(p.columnOf(face))]; });
 }
 
 BoundaryRows MorsePairing::boundaryRows() const
@@ -779,40 +784,16 @@ BoundaryRows MorsePairing::boundaryRows() const
 
 void MorsePairing::addBoundaryRows(const std::vector<int64_t>& flat)
 {
-  // As addBoundaries, with each record's slot and rows given: no lookup.
+  // Records [slot, count, rows...]: as given (-1: no row).
   Impl& p = *P;
-  std::vector<size_t> starts;
-  for (size_t k = 0; k < flat.size();)
-  {
-    if (k + 2 > flat.size() || flat[k + 1] < 0 || k + 2 + static_cast<size_t>(flat[k + 1]) > flat.size())
-      throw std::invalid_argument("persistence: malformed boundary list");
-    starts.push_back(k);
-    k += 2 + static_cast<size_t>(flat[k + 1]);
-  }
-  if (!p.markGiven(static_cast<int64_t>(starts.size()), [&](int64_t r) { return flat[starts[static_cast<size_t>(r)]]; }))
-    throw std::invalid_argument("persistence: a boundary that was not asked for, or given twice");
   const int64_t columns = static_cast<int64_t>(p.PositionOf.size());
-  std::atomic<bool> outside{ false };
-  p.Matrix.columns().setColumns(
-    static_cast<int64_t>(starts.size()), p.threads(),
-    [&](int64_t r) { return p.SlotColumn[static_cast<size_t>(flat[starts[static_cast<size_t>(r)]])]; },
-    [&](int64_t r) { return flat[starts[static_cast<size_t>(r)] + 1]; },
-    [&](int64_t r, morse::MorseColumns::Row* to) {
-      const size_t start = starts[static_cast<size_t>(r)];
-      const int64_t* entry = flat.data() + start + 2;
-      morse::MorseColumns::Row* end = to;
-      for (int64_t e = 0; e < flat[start + 1]; ++e)
-        if (entry[e] >= 0)
-        {
-          if (entry[e] >= columns)
-            outside = true;
-          *end++ = static_cast<morse::MorseColumns::Row>(entry[e]);
-        }
-      std::sort(to, end);
-      return end;
+  p.addRecords(
+    flat, [](int64_t slot) { return slot >= 0 && slot <= INT32_MAX ? static_cast<int32_t>(slot) : int32_t(-1); },
+    [columns](int64_t row) {
+      if (row >= columns)
+        throw std::logic_error("persistence: a translated boundary names a row past the matrix");
+      return static_cast<int32_t>(row < 0 ? -1 : row);
     });
-  if (outside)
-    throw std::logic_error("persistence: a translated boundary names a row past the matrix");
 }
 
 namespace
@@ -937,28 +918,26 @@ PersistenceDiagram MorsePairing::finish()
   if (p.Critical.size() < (size_t(1) << 32))
   {
     const int64_t n = static_cast<int64_t>(p.Critical.size());
-    const int64_t chunks = chunksOf(n, 8 * int64_t(p.threads()), 4096);
-    std::vector<int64_t> changes(static_cast<size_t>(chunks) + 1, 0);
     auto changesAt = [&p](int64_t j) {
       return j > 0 && p.Critical[static_cast<size_t>(j)].value != p.Critical[static_cast<size_t>(j - 1)].value;
     };
-    forEachChunk(n, chunks, p.threads(), [&](int64_t j0, int64_t j1, int64_t c) {
-      int64_t k = 0;
-      for (int64_t j = j0; j < j1; ++j)
-        k += changesAt(j) ? 1 : 0;
-      changes[static_cast<size_t>(c) + 1] = k;
-    });
-    for (size_t c = 1; c < changes.size(); ++c)
-      changes[c] += changes[c - 1];
     rank = LargeArray<uint32_t>(p.Critical.size());
-    forEachChunk(n, chunks, p.threads(), [&](int64_t j0, int64_t j1, int64_t c) {
-      int64_t r = changes[static_cast<size_t>(c)];
-      for (int64_t j = j0; j < j1; ++j)
-      {
-        r += changesAt(j) ? 1 : 0;
-        rank[static_cast<size_t>(j)] = static_cast<uint32_t>(r);
-      }
-    });
+    scanChunks(
+      n, p.threads(),
+      [&](int64_t j0, int64_t j1) {
+        int64_t k = 0;
+        for (int64_t j = j0; j < j1; ++j)
+          k += changesAt(j) ? 1 : 0;
+        return k;
+      },
+      [](int64_t) {},
+      [&](int64_t j0, int64_t j1, int64_t r) {
+        for (int64_t j = j0; j < j1; ++j)
+        {
+          r += changesAt(j) ? 1 : 0;
+          rank[static_cast<size_t>(j)] = static_cast<uint32_t>(r);
+        }
+      });
   }
   auto cellOf = [&p, &rank](int64_t j) {
     const MorseCriticalCell& c = p.Critical[static_cast<size_t>(j)];
