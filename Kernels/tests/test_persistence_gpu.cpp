@@ -532,6 +532,21 @@ int main(int argc, char** argv)
   compareDiagrams("2D double with NaN, boundaries out of device memory",
     GridView::contiguous(nan2d.data(), ScalarType::Float64, 90, 70, 1), "GPU boundaries failed");
   unsetenv("TOPOVOX_GPU_BOUNDARY_ROOM");
+  // The records the device holds until the rows are known: their rows read
+  // on the host (no device room for them), and the device failing before
+  // it gives them (the CPU computes those boundaries).
+  setenv("TOPOVOX_GPU_HELD_ROWS", "host", 1);
+  compareDiagrams(bigName + ", held boundaries' rows read on the host", bigView);
+  // (Records are held only where the summary is numbered and its
+  // boundaries come as rows: not where the suite runs with either off.)
+  auto off = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::atoi(v) == 0;
+  };
+  const bool held = !off("TOPOVOX_GPU_BOUNDARY_ROWS") && !off("TOPOVOX_GPU_NUMBER_ENDS");
+  setenv("TOPOVOX_GPU_HELD_ROWS", "fail", 1);
+  compareDiagrams(bigName + ", held boundaries lost", bigView, held ? "GPU boundaries failed" : "");
+  unsetenv("TOPOVOX_GPU_HELD_ROWS");
   if (quick)
     return kernel_check::finish();
   // Streamed through slabs: a device memory limit the whole image exceeds,

@@ -25,6 +25,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,7 +130,10 @@ struct MorsePieceSummary
 // order the device knows) in the pairing's own terms
 // (MorsePairing::boundaryRows): per position, the slot of the cell's
 // boundary among those asked for and the cell's row in the matrix, -1 for
-// none. positions 0: no such translation.
+// none. The slots are known as soon as the boundaries wanted are, the rows
+// only once dimension 0's union-find is done (rowOf null before: the
+// device then holds its records until MorsePiece::heldBoundaries gets
+// them). positions 0: no such translation.
 struct BoundaryRows
 {
   const int32_t* slotOf = nullptr;
@@ -169,10 +173,17 @@ public:
   // The same, but where the GPU computes them from a numbered summary and
   // `rows` is given, the device's records come translated into *translated:
   // slot (the cell's index in `cells`), count, then count matrix rows (-1
-  // for faces with none), skipping the host's lookups of every face. What
-  // is returned is the rest, as boundaries() gives it.
+  // for faces with none), skipping the host's lookups of every face. Where
+  // `rows` has the slots but not yet the rows, the device holds its records
+  // until heldBoundaries. What is returned is the rest, as boundaries()
+  // gives it.
   std::vector<int64_t> boundaries(
     const std::vector<int64_t>& cells, const BoundaryRows& rows, std::vector<int64_t>* translated) const;
+  // The records the device holds (above), translated with the rows now
+  // known (rowOf: per position) into *translated. Where the device fails
+  // meanwhile, those boundaries are computed on the CPU and returned as
+  // boundaries() gives them (with a warning). Nothing where none is held.
+  std::vector<int64_t> heldBoundaries(const int32_t* rowOf, std::vector<int64_t>* translated) const;
 
 private:
   struct Impl;
@@ -186,9 +197,18 @@ public:
   ~MorsePairing();
 
   void add(MorsePieceSummary&& piece);
+  // Called by pairByUnionFind with the cells (sorted) whose Morse
+  // boundaries the reduction needs, as soon as they are known, and with
+  // their slots where the GPU may give them so (BoundaryRows without rows:
+  // positions 0 otherwise). In 3D that is once the top dimension is
+  // paired, while dimension 0's union-find goes on on the other threads:
+  // the boundaries can be computed there (on the GPU or the CPU), and are
+  // added once pairByUnionFind has returned.
+  using BoundaryRequest = std::function<void(const std::vector<int64_t>& cells, const BoundaryRows& slots)>;
   // Pairs dimension 0 and the top dimension by union-find; returns the
-  // cells (sorted) whose Morse boundaries the matrix reduction needs.
-  std::vector<int64_t> pairByUnionFind();
+  // cells (sorted) whose Morse boundaries the matrix reduction needs, or
+  // nothing where it has given them to `early` already.
+  std::vector<int64_t> pairByUnionFind(const BoundaryRequest& early = nullptr);
   void addBoundaries(const std::vector<int64_t>& flat); // as MorsePiece::boundaries gives them
   // After pairByUnionFind, for a single numbered summary: what the GPU needs
   // to give the boundaries as matrix rows (positions 0 otherwise). Valid

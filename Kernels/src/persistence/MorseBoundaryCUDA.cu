@@ -47,22 +47,24 @@ struct Records
   unsigned long long capacity;
   unsigned long long* sizes;
   int64_t* left;
-  // Where the records are translated (boundariesGPU): each critical cell's
-  // position, and per position the slot and the matrix row (BoundaryRows);
+  // Where the records are held for translation (boundariesGPU): each
+  // critical cell's position, and per position the slot (BoundaryRows);
   // null: the records hold cells.
   const uint32_t* position;
   const int32_t* slotOf;
-  const int32_t* rowOf;
 };
 
-// A record's first entry, and a face, as the records hold them.
+// A record's first entry, and a face, as the records hold them: held, the
+// slot and the face's position tagged as -1 - position (heads and counts
+// are never negative), which heldRowsKernel turns into the face's row once
+// the rows are known.
 __device__ inline int64_t recordHead(const Records& r, int64_t cell)
 {
   return r.position ? r.slotOf[r.position[cell]] : cell;
 }
 __device__ inline int64_t recordFace(const Records& r, uint32_t cell)
 {
-  return r.position ? r.rowOf[r.position[cell]] : int64_t(cell);
+  return r.position ? -1 - int64_t(r.position[cell]) : int64_t(cell);
 }
 
 // Where cell's record of n entries goes (taken by one thread), or
@@ -286,8 +288,43 @@ struct PassShape
   int64_t maxBlocks;
 };
 
+} // namespace
+
+// Records a launch wrote on the device: its first `written` entries.
+struct DeviceRecords
+{
+  cuda::PooledArray<int64_t> flat{ 0 };
+  size_t written = 0;
+};
+
+// Records held on the device (boundariesGPU): each launch's.
+struct HeldRecords
+{
+  std::vector<DeviceRecords> parts;
+  int64_t positions = 0;
+};
+
+namespace
+{
+// Records brought to the host (gigabytes at 512^3, written by the copy).
+std::vector<int64_t> recordsToHost(const std::vector<DeviceRecords>& parts)
+{
+  size_t total = 0;
+  for (const DeviceRecords& d : parts)
+    total += d.written;
+  std::vector<int64_t> records;
+  resizeOnHugePages(records, total);
+  size_t at = 0;
+  for (const DeviceRecords& d : parts)
+  {
+    cuda::copyToHost(records.data() + at, d.flat.ptr, d.written * sizeof(int64_t), defaultThreadCount());
+    at += d.written;
+  }
+  return records;
+}
+
 // One launch over `cells`: records for those that fit, the others in *left.
-std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
+DeviceRecords boundaryPass(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
   const PassShape& shape, std::vector<int64_t>* left, const Records& translation)
 {
   const int64_t count = static_cast<int64_t>(cells.size());
@@ -304,8 +341,7 @@ std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const 
   check(cudaMemsetAsync(sizes.ptr + 2, 0xFF, sizeof(unsigned long long), 0), "cudaMemsetAsync");
   check(cudaMemcpyAsync(onDevice.ptr, cells.data(), cells.size() * sizeof(int64_t), cudaMemcpyHostToDevice, 0),
     "cudaMemcpyAsync");
-  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr, translation.position, translation.slotOf,
-    translation.rowOf };
+  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr, translation.position, translation.slotOf };
   if (shape.warps)
   {
     const size_t sharedBytes = size_t(perBlock / 32) * 2 * t.heapCapacity * sizeof(uint64_t);
@@ -319,15 +355,14 @@ std::vector<int64_t> boundaryPass(const DeviceGradient& g, int64_t image, const 
   check(cudaGetLastError(), "boundary kernel launch");
   unsigned long long used[3];
   check(cudaMemcpy(used, sizes.ptr, sizeof used, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  const size_t written = static_cast<size_t>(std::min(used[0], used[2]));
-  std::vector<int64_t> records;
-  resizeOnHugePages(records, written); // (gigabytes at 512^3, written by the copy)
-  cuda::copyToHost(records.data(), flat.ptr, written * sizeof(int64_t), defaultThreadCount());
+  DeviceRecords out;
+  out.written = static_cast<size_t>(std::min(used[0], used[2]));
+  out.flat = std::move(flat);
   left->resize(static_cast<size_t>(used[1]));
   if (used[1])
     check(cudaMemcpy(left->data(), leftCells.ptr, left->size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
       "cudaMemcpy");
-  return records;
+  return out;
 }
 
 // Each critical cell's position, from the cells kept in the filtration
@@ -338,34 +373,26 @@ __global__ void positionKernel(const uint32_t* __restrict__ sorted, int64_t k, u
     position[sorted[j]] = static_cast<uint32_t>(j);
 }
 
-// Device memory that may be refused (null then).
-struct SpareRoom
+// Held records' faces (-1 - position) turned into their rows (rowOf per
+// position; -1 for none); a position past the cells into INT64_MAX, which
+// the pairing refuses as a row past the matrix.
+__global__ void heldRowsKernel(int64_t* flat, int64_t n, int64_t positions, const int32_t* __restrict__ rowOf)
 {
-  char* ptr = nullptr;
-  explicit SpareRoom(size_t bytes)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
   {
-    cuda::keepPoolWarm();
-    if (cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, 0) != cudaSuccess)
-    {
-      ptr = nullptr;
-      cudaGetLastError();
-    }
+    const int64_t v = flat[i];
+    if (v < 0)
+      flat[i] = -1 - v < positions ? int64_t(rowOf[-1 - v]) : int64_t(INT64_MAX);
   }
-  ~SpareRoom()
-  {
-    if (ptr)
-      cudaFreeAsync(ptr, 0);
-  }
-  SpareRoom(const SpareRoom&) = delete;
-  SpareRoom& operator=(const SpareRoom&) = delete;
-};
+}
+
 } // namespace
 
 std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const std::vector<int64_t>& cells,
-  std::vector<int64_t>* left, const BoundaryRows& rows, bool* asRows)
+  std::vector<int64_t>* left, const BoundaryRows& rows, std::shared_ptr<HeldRecords>* held)
 {
   left->clear();
-  *asRows = false;
+  held->reset();
   if (cells.empty())
     return {};
   if (g.grid.cells >= int64_t(UINT32_MAX) || g.grid.cellDims[0] >= (1 << 21) || g.grid.cellDims[1] >= (1 << 21) ||
@@ -388,43 +415,85 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const
   const int64_t sms = cuda::multiprocessorCount();
   const PassShape first{ envOr("TOPOVOX_GPU_BOUNDARY_HEAP", 384), envOr("TOPOVOX_GPU_BOUNDARY_OUT", 128),
     envOr("TOPOVOX_GPU_BOUNDARY_ROOM", 16), envOr("TOPOVOX_GPU_BOUNDARY_STEPS", 1024), false, 128, sms * 2 };
-  // Records as slots and rows: the map of every cell to its position (4
-  // bytes a cell of the complex, written for the critical ones) and the
-  // pairing's slots and rows per position, uploaded; skipped when the
-  // device cannot spare the room, or with TOPOVOX_GPU_BOUNDARY_ROWS=0. On the host, looking
-  // up a 512^3 field's 21.8 M boundaries and their faces in the pairing's
-  // table of 85 M cells took most of 2.3 s of its 16 threads (twenty-eighth
-  // session).
+  // Records held as slots and positions: the map of every cell to its
+  // position (4 bytes a cell of the complex, written for the critical ones)
+  // and the pairing's slots per position, uploaded; the records stay on the
+  // device until heldRecordsToRows has the rows, which are known only once
+  // dimension 0's union-find is done (MorsePairing::BoundaryRequest: the
+  // traversals run meanwhile). Skipped when the device cannot spare the
+  // room, or with TOPOVOX_GPU_BOUNDARY_ROWS=0. On the host, looking up a
+  // 512^3 field's 21.8 M boundaries and their faces in the pairing's table
+  // of 85 M cells took most of 2.3 s of its 16 threads (twenty-eighth
+  // session), and reading their rows at their positions 1.7 s (twenty-ninth).
   Records translation{};
   const char* wanted = std::getenv("TOPOVOX_GPU_BOUNDARY_ROWS"); // (0: off, for the tests)
   const bool translate = rows.positions > 0 && rows.positions == g.sortedCount && g.images == 1 && image == 0 &&
-    rows.slotOf && rows.rowOf && !(wanted && std::atoi(wanted) == 0);
+    rows.slotOf && !(wanted && std::atoi(wanted) == 0);
   const size_t mapBytes = translate ? static_cast<size_t>(g.grid.cells) * sizeof(uint32_t) : 0,
                perPosition = translate ? static_cast<size_t>(rows.positions) * sizeof(int32_t) : 0;
-  SpareRoom room(translate ? mapBytes + 2 * perPosition : 0);
+  OptionalRoom room(translate ? mapBytes + perPosition : 0);
   if (translate && room.ptr)
   {
     uint32_t* position = reinterpret_cast<uint32_t*>(room.ptr);
     int32_t* slotOf = reinterpret_cast<int32_t*>(room.ptr + mapBytes);
-    int32_t* rowOf = reinterpret_cast<int32_t*>(room.ptr + mapBytes + perPosition);
     cuda::copyToDevice(slotOf, rows.slotOf, perPosition, defaultThreadCount());
-    cuda::copyToDevice(rowOf, rows.rowOf, perPosition, defaultThreadCount());
     positionKernel<<<cuda::blocksFor(rows.positions, 256, sms * 16), 256>>>(
       g.sortedCells.ptr, rows.positions, position);
     check(cudaGetLastError(), "position map launch");
     translation.position = position;
     translation.slotOf = slotOf;
-    translation.rowOf = rowOf;
-    *asRows = true;
   }
-  std::vector<int64_t> records = boundaryPass(g, image, cells, first, left, translation);
+  std::vector<DeviceRecords> parts;
+  parts.push_back(boundaryPass(g, image, cells, first, left, translation));
   const char* retry = std::getenv("TOPOVOX_GPU_BOUNDARY_RETRY");
-  if (left->empty() || (retry && std::atoi(retry) == 0))
-    return records;
-  const std::vector<int64_t> again = *left;
-  const PassShape second{ 2048, 1024, 1026, INT_MAX, true, 32, sms * 6 };
-  const std::vector<int64_t> more = boundaryPass(g, image, again, second, left, translation);
-  records.insert(records.end(), more.begin(), more.end());
+  if (!left->empty() && !(retry && std::atoi(retry) == 0))
+  {
+    const std::vector<int64_t> again = *left;
+    const PassShape second{ 2048, 1024, 1026, INT_MAX, true, 32, sms * 6 };
+    parts.push_back(boundaryPass(g, image, again, second, left, translation));
+  }
+  if (!translation.position)
+    return recordsToHost(parts);
+  auto kept = std::make_shared<HeldRecords>();
+  kept->parts = std::move(parts);
+  kept->positions = rows.positions;
+  *held = std::move(kept);
+  return {};
+}
+
+std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf)
+{
+  // (Test switch: "host" reads the rows on the host, as where the device
+  // cannot spare their room; "fail" fails as a lost device would.)
+  const char* how = std::getenv("TOPOVOX_GPU_HELD_ROWS");
+  if (how && std::string(how) == "fail")
+    throw std::runtime_error("the held boundaries were refused (TOPOVOX_GPU_HELD_ROWS=fail)");
+  const size_t perPosition = static_cast<size_t>(held.positions) * sizeof(int32_t);
+  OptionalRoom room(how && std::string(how) == "host" ? 0 : perPosition);
+  if (room.ptr)
+  {
+    const int32_t* onDevice = reinterpret_cast<const int32_t*>(room.ptr);
+    cuda::copyToDevice(room.ptr, rowOf, perPosition, defaultThreadCount());
+    for (const DeviceRecords& d : held.parts)
+      if (d.written)
+      {
+        heldRowsKernel<<<cuda::blocksFor(static_cast<int64_t>(d.written), 256,
+                           int64_t(cuda::multiprocessorCount()) * 16),
+          256>>>(d.flat.ptr, static_cast<int64_t>(d.written), held.positions, onDevice);
+        check(cudaGetLastError(), "held rows launch");
+      }
+  }
+  std::vector<int64_t> records = recordsToHost(held.parts);
+  held.parts.clear();
+  if (!room.ptr)
+    parallelFor(static_cast<int64_t>(records.size()), defaultThreadCount(), [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        int64_t& v = records[static_cast<size_t>(k)];
+        if (v < 0)
+          v = -1 - v < held.positions ? rowOf[-1 - v] : int64_t(INT64_MAX);
+      }
+    });
   return records;
 }
 

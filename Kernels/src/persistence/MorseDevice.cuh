@@ -76,6 +76,37 @@ __device__ inline typename std::make_unsigned<T>::type orderedIntegerKey(T value
   return super ? static_cast<U>(~key) : key;
 }
 
+// Device memory that may be refused, for work that has a way without it:
+// ptr stays null when the pool cannot give it (cudaMallocAsync's refusal
+// leaves no error behind once read). On the legacy default stream.
+struct OptionalRoom
+{
+  char* ptr = nullptr;
+  explicit OptionalRoom(size_t bytes)
+  {
+    cuda::keepPoolWarm();
+    if (cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, 0) != cudaSuccess)
+    {
+      ptr = nullptr;
+      cudaGetLastError();
+    }
+  }
+  ~OptionalRoom()
+  {
+    if (ptr)
+      cudaFreeAsync(ptr, 0);
+  }
+  OptionalRoom(const OptionalRoom&) = delete;
+  OptionalRoom& operator=(const OptionalRoom&) = delete;
+  // Hands the room to an owner that frees it (a PooledArray).
+  char* release()
+  {
+    char* p = ptr;
+    ptr = nullptr;
+    return p;
+  }
+};
+
 // A batch's gradient left on the device, with each voxel's rank in the
 // filtration order (value, then linear index in the batch): rank * 32 +
 // step orders a batch's cells as MorsePiece's Keys do, in one integer.

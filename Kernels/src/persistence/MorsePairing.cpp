@@ -286,6 +286,68 @@ struct MorsePairing::Impl
         return end;
       });
   }
+  // The boundaries wanted among the critical cells of dimensions
+  // [from, to): those not settled by union-find (Skip) and not empty
+  // columns, sorted by cell; each gets a slot (SlotOf, Given; SlotColumn
+  // sized, filled once the columns are known). Called once with cells
+  // wanted (pairByUnionFind); on `threads` threads.
+  std::vector<int64_t> wantBoundaries(int from, int to, int threads)
+  {
+    // As (cell, position), sorted by cell.
+    std::vector<std::pair<int64_t, int64_t>> wanted;
+    for (int d = std::max(from, 1); d < to && d < static_cast<int>(ByDimension.size()); ++d)
+    {
+      const std::vector<int64_t>& list = ByDimension[static_cast<size_t>(d)];
+      const std::vector<int64_t> kept = positionsWhere(static_cast<int64_t>(list.size()), threads, [&](int64_t k) {
+        const size_t j = static_cast<size_t>(list[static_cast<size_t>(k)]);
+        return !Skip[j] && !EmptyColumn[j];
+      });
+      const size_t at = wanted.size();
+      resizeOnHugePages(wanted, at + kept.size());
+      parallelFor(static_cast<int64_t>(kept.size()), threads, [&](int, int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k)
+        {
+          const int64_t j = list[static_cast<size_t>(kept[static_cast<size_t>(k)])];
+          wanted[at + static_cast<size_t>(k)] = { Critical[static_cast<size_t>(j)].cell, j };
+        }
+      });
+    }
+    parallelSort(wanted, threads,
+      [](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) { return a.first < b.first; });
+    std::vector<int64_t> need;
+    if (wanted.empty())
+      return need;
+    if (wanted.size() > static_cast<size_t>(INT32_MAX))
+      throw std::length_error("persistence: too many Morse boundaries");
+    if (!SlotOf.empty())
+      throw std::logic_error("persistence: boundaries wanted twice");
+    resizeOnHugePages(need, wanted.size());
+    // Each cell its own position, so the threads never write one slot.
+    SlotOf = LargeArray<int32_t>(Critical.size(), -1, threads);
+    SlotColumn = LargeArray<int32_t>(need.size());
+    parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        need[static_cast<size_t>(k)] = wanted[static_cast<size_t>(k)].first;
+        SlotOf[static_cast<size_t>(wanted[static_cast<size_t>(k)].second)] = static_cast<int32_t>(k);
+      }
+    });
+    assignOnHugePages(Given, need.size(), 0);
+    return need;
+  }
+  // The slots boundaries may be given by (BoundaryRows without rows): a
+  // single numbered summary's, once slots are given out and until the
+  // reduction.
+  BoundaryRows offered() const
+  {
+    BoundaryRows b;
+    if (Numbered && !Reduced && SlotOf.size() == Critical.size())
+    {
+      b.slotOf = SlotOf.data();
+      b.positions = static_cast<int64_t>(Critical.size());
+    }
+    return b;
+  }
   void positionsNeeded()
   {
     if (!PositionsBuilt)
@@ -640,7 +702,7 @@ int64_t MorsePairing::criticalCellCount() const
 // overlap saves.
 constexpr size_t kTwoUnionFindsCells = size_t(1) << 16;
 
-std::vector<int64_t> MorsePairing::pairByUnionFind()
+std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
 {
   Impl& p = *P;
   const int threads = p.threads();
@@ -664,6 +726,26 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
   p.ByDimension = positionsByKey<4>(static_cast<int64_t>(p.Critical.size()), threads,
     [&p](int64_t j) { return p.Critical[static_cast<size_t>(j)].dimension; });
   const bool top = p.Top >= 1 && !p.HasNan, zero = p.Top >= 2;
+  // In 3D, with both union-finds, the boundaries the matrix needs are the
+  // 2-cells' that the dual leaves: every critical edge is settled by
+  // dimension 0 (it joins two components, or closes a cycle and stays as an
+  // empty column) and every 3-cell is a maximum. So they are known once the
+  // dual is done, and asked for then, while dimension 0's union-find, the
+  // longer of the two, runs (512^3 field on the H200 machine, twenty-ninth
+  // session: the GPU's boundaries then took place beside its serial loop).
+  // Boundaries the CPU computes are asked for early only from 4 threads:
+  // on this repository's 2 cores they and dimension 0 took each other's
+  // time (256^3 k^-1 field: the two stages 6.9 to 7.3 s against 6.6 to
+  // 7.0 s one after the other).
+  const bool askEarly = early && top && zero && p.Top == 3 && (p.Numbered || threads >= 4);
+  auto dual = [&](std::vector<std::pair<int64_t, int64_t>>& pairs, int t) {
+    p.pairTopDimension(pairs, t);
+    if (askEarly)
+    {
+      const std::vector<int64_t> need = p.wantBoundaries(2, 3, t); // (gives out the slots offered)
+      early(need, p.offered());
+    }
+  };
   if (top && zero && p.Top >= 3 && threads > 1 && p.Critical.size() >= kTwoUnionFindsCells)
   {
     // In 3D the two union-finds share no cell: the dual's are the 2- and
@@ -673,9 +755,9 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     // 512^3 k^-1 field on the H200 machine, twenty-seventh session: 0.66
     // and 2.2 s of those parts in the stage's 6 s).
     std::vector<std::pair<int64_t, int64_t>> zeroPairs;
-    auto dual = std::async(std::launch::async, [&] { p.pairTopDimension(p.Pairs, threads / 2); });
+    auto first = std::async(std::launch::async, [&] { dual(p.Pairs, threads / 2); });
     p.pairDimensionZero(zeroPairs, threads - threads / 2);
-    dual.get();
+    first.get();
     p.Pairs.insert(p.Pairs.end(), zeroPairs.begin(), zeroPairs.end());
   }
   else
@@ -683,7 +765,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
     // In 2D an edge is the dual's (d-1)-cell and dimension 0's edge: the
     // dual first, as dimension 0 checks that no edge is paired twice.
     if (top)
-      p.pairTopDimension(p.Pairs, threads);
+      dual(p.Pairs, threads);
     if (zero)
       p.pairDimensionZero(p.Pairs, threads);
   }
@@ -707,50 +789,27 @@ std::vector<int64_t> MorsePairing::pairByUnionFind()
       p.Matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[j].dimension));
     }
   });
-  // The boundaries asked for: the columns left but the empty ones, of
-  // cells above the vertices, as (cell, position), sorted by cell.
-  std::vector<std::pair<int64_t, int64_t>> wanted;
-  for (size_t d = 1; d < p.ByDimension.size(); ++d)
+  std::vector<int64_t> need;
+  if (askEarly)
   {
-    const std::vector<int64_t>& list = p.ByDimension[d];
-    const std::vector<int64_t> kept = positionsWhere(static_cast<int64_t>(list.size()), threads, [&](int64_t k) {
-      const size_t j = static_cast<size_t>(list[static_cast<size_t>(k)]);
-      return !p.Skip[j] && !p.EmptyColumn[j];
-    });
-    const size_t at = wanted.size();
-    resizeOnHugePages(wanted, at + kept.size());
-    parallelFor(static_cast<int64_t>(kept.size()), threads, [&](int, int64_t k0, int64_t k1) {
-      for (int64_t k = k0; k < k1; ++k)
-      {
-        const int64_t j = list[static_cast<size_t>(kept[static_cast<size_t>(k)])];
-        wanted[at + static_cast<size_t>(k)] = { p.Critical[static_cast<size_t>(j)].cell, j };
-      }
-    });
+    // (Edges and 3-cells all settled, as above.)
+    if (!p.wantBoundaries(1, 2, threads).empty() || !p.wantBoundaries(3, 4, threads).empty())
+      throw std::logic_error("persistence: an edge or a 3-cell left unpaired by union-find");
   }
+  else
+    need = p.wantBoundaries(1, 4, threads);
   for (auto& list : p.ByDimension)
     std::vector<int64_t>().swap(list);
-  parallelSort(wanted, threads,
-    [](const std::pair<int64_t, int64_t>& a, const std::pair<int64_t, int64_t>& b) { return a.first < b.first; });
-  std::vector<int64_t> need;
-  resizeOnHugePages(need, wanted.size());
-  if (!need.empty())
-  {
-    if (need.size() > static_cast<size_t>(INT32_MAX))
-      throw std::length_error("persistence: too many Morse boundaries");
-    // Each cell its own position, so the threads never write one slot.
-    p.SlotOf = LargeArray<int32_t>(p.Critical.size(), -1, threads);
-    p.SlotColumn = LargeArray<int32_t>(need.size());
-    parallelFor(static_cast<int64_t>(need.size()), threads, [&](int, int64_t k0, int64_t k1) {
-      for (int64_t k = k0; k < k1; ++k)
+  // Each slot's column, now that the columns are known.
+  if (!p.SlotOf.empty())
+    parallelFor(n, threads, [&](int, int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j)
       {
-        const size_t j = static_cast<size_t>(wanted[static_cast<size_t>(k)].second);
-        need[static_cast<size_t>(k)] = wanted[static_cast<size_t>(k)].first;
-        p.SlotOf[j] = static_cast<int32_t>(k);
-        p.SlotColumn[static_cast<size_t>(k)] = p.MatrixColumn[j];
+        const int32_t slot = p.SlotOf[static_cast<size_t>(j)];
+        if (slot >= 0)
+          p.SlotColumn[static_cast<size_t>(slot)] = p.MatrixColumn[static_cast<size_t>(j)];
       }
     });
-    assignOnHugePages(p.Given, need.size(), 0);
-  }
   return need;
 }
 
@@ -773,12 +832,11 @@ void MorsePairing::addBoundaries(const std::vector<int64_t>& flat)
 BoundaryRows MorsePairing::boundaryRows() const
 {
   const Impl& p = *P;
-  BoundaryRows rows;
-  if (!p.Numbered || p.Reduced || p.SlotOf.size() != p.Critical.size() || p.MatrixColumn.size() != p.Critical.size())
-    return rows;
-  rows.slotOf = p.SlotOf.data();
-  rows.rowOf = p.MatrixColumn.data();
-  rows.positions = static_cast<int64_t>(p.Critical.size());
+  BoundaryRows rows = p.offered();
+  if (rows.positions > 0 && p.MatrixColumn.size() == p.Critical.size())
+    rows.rowOf = p.MatrixColumn.data();
+  else
+    rows = BoundaryRows();
   return rows;
 }
 

@@ -115,29 +115,42 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   const Device used = pieces[0].gradientDevice();
   for (MorsePiece& p : pieces)
     pairing.add(p.releaseSummary());
-  const std::vector<int64_t> need = pairing.pairByUnionFind();
+  // Morse boundaries of what is left, each from the piece reporting it:
+  // fetched as soon as the pairing knows which (in 3D, once the top
+  // dimension is paired, while dimension 0's union-find goes on: the
+  // union-find stage then holds the traversals' time), added after it. A
+  // numbered summary's are computed on the GPU, held there as slots and
+  // positions, and given as matrix rows once the rows are known; the rest
+  // come as cells.
+  std::vector<std::vector<int64_t>> lists(pieces.size());
+  std::vector<int64_t> asRows;
+  auto fetch = [&](const std::vector<int64_t>& need, const BoundaryRows& rows) {
+    if (pieces.size() == 1)
+      lists[0] = pieces[0].boundaries(need, rows, &asRows);
+    else
+      parallelFor(static_cast<int64_t>(pieces.size()), threads, [&](int, int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p)
+          lists[static_cast<size_t>(p)] = pieces[static_cast<size_t>(p)].boundaries(need);
+      });
+  };
+  const std::vector<int64_t> need = pairing.pairByUnionFind(fetch);
   stages.lap("union-find pairing");
   stages.progress(0.5);
-
-  // Morse boundaries of what is left, each from the piece reporting it.
+  if (!need.empty())
+    fetch(need, pairing.boundaryRows());
   if (pieces.size() == 1)
   {
-    // The GPU's records as the matrix's slots and rows, where it can give
-    // them (a numbered summary); the CPU's as cells.
-    std::vector<int64_t> asRows;
-    const std::vector<int64_t> flat = pieces[0].boundaries(need, pairing.boundaryRows(), &asRows);
-    pairing.addBoundaryRows(asRows);
-    pairing.addBoundaries(flat);
+    std::vector<int64_t> held;
+    const std::vector<int64_t> more = pieces[0].heldBoundaries(pairing.boundaryRows().rowOf, &held);
+    lists[0].insert(lists[0].end(), more.begin(), more.end());
+    pairing.addBoundaryRows(held);
   }
-  else
+  pairing.addBoundaryRows(asRows);
+  std::vector<int64_t>().swap(asRows);
+  for (std::vector<int64_t>& list : lists)
   {
-    std::vector<std::vector<int64_t>> lists(pieces.size());
-    parallelFor(static_cast<int64_t>(pieces.size()), threads, [&](int, int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p)
-        lists[static_cast<size_t>(p)] = pieces[static_cast<size_t>(p)].boundaries(need);
-    });
-    for (const auto& list : lists)
-      pairing.addBoundaries(list);
+    pairing.addBoundaries(list);
+    std::vector<int64_t>().swap(list);
   }
   // After the boundaries, which may have fallen back to the CPU.
   std::string warnings;

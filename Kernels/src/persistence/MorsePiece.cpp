@@ -30,6 +30,7 @@
 #include <queue>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 namespace topovox
 {
@@ -260,6 +261,11 @@ struct MorsePiece::Impl
   std::shared_ptr<const morse::DeviceGradient> Device;
   int64_t DeviceImage = 0;
   bool Super = false;
+  // Boundaries held on the device (boundaries() given slots without rows)
+  // and their cells, for the CPU should the device fail before it gives
+  // them (heldBoundaries).
+  std::shared_ptr<morse::HeldRecords> Held;
+  std::vector<int64_t> HeldCells;
 
   Impl(const GridView& local, const PieceRegion& region, const PersistenceOptions& options,
     morse::BuiltPiece* built = nullptr, morse::PieceGradient* ahead = nullptr)
@@ -834,15 +840,25 @@ std::vector<int64_t> MorsePiece::boundaries(
     try
     {
       std::vector<int64_t> left;
-      bool asRows = false;
-      std::vector<int64_t> records = morse::boundariesGPU(
-        *P->Device, P->DeviceImage, local, &left, translated ? rows : BoundaryRows(), &asRows);
+      if (P->Held)
+        throw std::logic_error("persistence: boundaries asked for again before the held ones were given");
+      std::shared_ptr<morse::HeldRecords> held;
+      flat = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left, translated ? rows : BoundaryRows(), &held);
+      if (held)
+      {
+        // (Whole cells: those asked of the device, but the ones it handed back.)
+        P->Held = std::move(held);
+        P->HeldCells.swap(mine);
+        if (!left.empty())
+        {
+          const std::unordered_set<int64_t> back(left.begin(), left.end());
+          P->HeldCells.erase(std::remove_if(P->HeldCells.begin(), P->HeldCells.end(),
+                               [&](int64_t cell) { return back.count(cell) != 0; }),
+            P->HeldCells.end());
+        }
+      }
       if (!left.empty())
         P->bringGradientHome();
-      if (asRows)
-        translated->swap(records);
-      else
-        flat = std::move(records);
       mine = left;
       local = left;
     }
@@ -881,7 +897,41 @@ std::vector<int64_t> MorsePiece::boundaries(
     }
   });
   appendParts(flat, parts, P->Threads);
+  // Rows known already: the held records translated at once.
+  if (translated && rows.rowOf && P->Held)
+  {
+    const std::vector<int64_t> more = heldBoundaries(rows.rowOf, translated);
+    flat.insert(flat.end(), more.begin(), more.end());
+  }
   return flat;
+}
+
+std::vector<int64_t> MorsePiece::heldBoundaries(const int32_t* rowOf, std::vector<int64_t>* translated) const
+{
+  translated->clear();
+#ifdef TOPOVOX_WITH_CUDA
+  if (!P->Held)
+    return {};
+  std::shared_ptr<morse::HeldRecords> held = std::move(P->Held);
+  std::vector<int64_t> cells;
+  cells.swap(P->HeldCells);
+  try
+  {
+    *translated = morse::heldRecordsToRows(*held, rowOf);
+    return {};
+  }
+  catch (const std::runtime_error& e)
+  {
+    // The device's records are lost: these boundaries on the CPU.
+    held.reset();
+    translated->clear();
+    P->gradientOnCPU(e.what());
+    return boundaries(cells);
+  }
+#else
+  (void)rowOf;
+  return {};
+#endif
 }
 
 } // namespace topovox

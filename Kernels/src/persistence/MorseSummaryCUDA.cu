@@ -397,6 +397,18 @@ struct CriticalHost
   const int8_t* dimension;
 };
 
+// Critical cell j of the results, its value read from the host's image.
+template <typename T, typename I>
+MorseCriticalCell criticalCellAt(const CriticalHost<I>& h, int64_t j, const GridView& image, bool super)
+{
+  MorseCriticalCell m;
+  m.cell = static_cast<int64_t>(h.cell[j]);
+  m.voxel = static_cast<int64_t>(h.voxel[j]);
+  m.value = valueAt<T>(image, m.voxel, super);
+  m.dimension = h.dimension[j];
+  return m;
+}
+
 // Image b's summary from the results: its critical cells, the ends of its
 // critical edges and of its critical (d-1)-cells, in the CPU scan's order,
 // or, where `numbered` (numberPathEnds), the ends' numbers as they are,
@@ -422,13 +434,7 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
       using T = typename decltype(tag)::type;
       forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t) {
         for (int64_t j = lo + i0; j < lo + i1; ++j)
-        {
-          MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
-          m.cell = static_cast<int64_t>(h.cell[j]);
-          m.voxel = static_cast<int64_t>(h.voxel[j]);
-          m.value = valueAt<T>(image, m.voxel, super);
-          m.dimension = h.dimension[j];
-        }
+          s.critical[static_cast<size_t>(j - lo)] = criticalCellAt<T>(h, j, image, super);
         // (~0 is -1 as a signed number.)
         if (withEdges)
           std::memcpy(s.edgeEndNumbers.data() + i0, h.edgeEnds + 2 * (lo + i0),
@@ -466,11 +472,7 @@ void assemble(const CriticalHost<I>& h, int64_t b, const GridView& image, const 
       int64_t* dual = s.dualEnds.data() + 4 * facets[static_cast<size_t>(c)];
       for (int64_t j = lo + i0; j < lo + i1; ++j)
       {
-        MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)];
-        m.cell = static_cast<int64_t>(h.cell[j]);
-        m.voxel = static_cast<int64_t>(h.voxel[j]);
-        m.value = valueAt<T>(image, m.voxel, super);
-        m.dimension = h.dimension[j];
+        const MorseCriticalCell& m = s.critical[static_cast<size_t>(j - lo)] = criticalCellAt<T>(h, j, image, super);
         if (withEdges && m.dimension == 1)
         {
           *edge++ = m.cell;
@@ -523,29 +525,6 @@ struct CriticalBlock
 // H200 machine's 16 threads, the device's sort and gather about 0.3 s. Only for values of up to 32 bits and 32-bit
 // indices, and only with the device memory at hand: memory that cannot be
 // had skips it (the CPU sorts then), as does TOPOVOX_GPU_SORT_CRITICAL=0.
-// Device memory that may be refused: ptr stays null when the pool cannot
-// give it (cudaMallocAsync's refusal leaves no error behind once read).
-struct OptionalRoom
-{
-  char* ptr = nullptr;
-  explicit OptionalRoom(size_t bytes)
-  {
-    cuda::keepPoolWarm();
-    if (cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, 0) != cudaSuccess)
-    {
-      ptr = nullptr;
-      cudaGetLastError();
-    }
-  }
-  ~OptionalRoom()
-  {
-    if (ptr)
-      cudaFreeAsync(ptr, 0);
-  }
-  OptionalRoom(const OptionalRoom&) = delete;
-  OptionalRoom& operator=(const OptionalRoom&) = delete;
-};
-
 template <typename I>
 bool sortInFiltrationOrder(cuda::DeviceArray<char, true>& block, const CriticalBlock<I>& at, int64_t k,
   const GridView& image, const void* data, bool super)
@@ -727,15 +706,11 @@ void keepSortedCells(const CriticalOut<uint32_t>& out, int64_t k, const BatchGri
   const double wanted = 4.0 * static_cast<double>(k) + 4.0 * static_cast<double>(grid.cells);
   if (2 * wanted > static_cast<double>(free))
     return;
-  cuda::keepPoolWarm();
-  cuda::PooledArray<uint32_t> cells(0);
-  void* ptr = nullptr;
-  if (cudaMallocAsync(&ptr, static_cast<size_t>(k) * sizeof(uint32_t), 0) != cudaSuccess)
-  {
-    cudaGetLastError();
+  OptionalRoom room(static_cast<size_t>(k) * sizeof(uint32_t));
+  if (!room.ptr)
     return;
-  }
-  cells.ptr = static_cast<uint32_t*>(ptr);
+  cuda::PooledArray<uint32_t> cells(0);
+  cells.ptr = reinterpret_cast<uint32_t*>(room.release());
   check(cudaMemcpyAsync(cells.ptr, out.cell, static_cast<size_t>(k) * sizeof(uint32_t), cudaMemcpyDeviceToDevice, 0),
     "cudaMemcpyAsync");
   kept.cells = std::move(cells);

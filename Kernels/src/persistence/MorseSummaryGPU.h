@@ -38,6 +38,7 @@ namespace topovox
 namespace morse
 {
 struct DeviceGradient; // a batch's gradient on the device (MorseDevice.cuh)
+struct HeldRecords;    // boundary records held on the device (MorseBoundaryCUDA.cu)
 
 // What the device built for one whole image (no cut planes).
 struct BuiltPiece
@@ -113,13 +114,21 @@ int64_t gpuSlabSpan(const GridView& image, Construction construction, Filtration
 // The Morse boundaries of `cells` (image `image`'s own critical cells) from
 // the gradient on the device, flattened as MorsePiece::boundaries gives
 // them (records in any order); the cells the device could not finish go to
-// *left, for the CPU. Where `rows` is given for a single image whose
-// summary was numbered (the device kept its cells in the filtration
-// order), and the device has the memory, the records come translated
-// (*asRows true): slot, count, rows (MorsePiece::boundaries). Throws
+// *left, for the CPU. Where `rows` gives the slots for a single image
+// whose summary was numbered (the device kept its cells in the filtration
+// order), and the device has the memory, the records are held on the
+// device in *held instead (nothing returned): as slot, count and the
+// faces' positions, until heldRecordsToRows has the matrix rows. Throws
 // std::runtime_error on CUDA failures.
 std::vector<int64_t> boundariesGPU(const DeviceGradient& gradient, int64_t image, const std::vector<int64_t>& cells,
-  std::vector<int64_t>* left, const BoundaryRows& rows, bool* asRows);
+  std::vector<int64_t>* left, const BoundaryRows& rows, std::shared_ptr<HeldRecords>* held);
+
+// Held records as slot, count, rows (MorsePairing::addBoundaryRows), each
+// face's row read from rowOf (per position: the matrix row, -1 for none)
+// on the device, or on the host where the device cannot spare the room.
+// The device's records are freed. Throws std::runtime_error on CUDA
+// failures.
+std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf);
 
 // Image `image`'s gradient copied into `out` (its arrays sized here).
 void gradientToHost(const DeviceGradient& gradient, int64_t image, Gradient& out);
