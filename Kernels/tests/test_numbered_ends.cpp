@@ -144,6 +144,15 @@ std::vector<int64_t> translated(const std::vector<int64_t>& flat, const Boundary
   return out;
 }
 
+// Where each record of `flat` starts, last first.
+std::vector<size_t> startsOf(const std::vector<int64_t>& flat)
+{
+  std::vector<size_t> starts;
+  for (size_t k = 0; k < flat.size(); k += 2 + static_cast<size_t>(flat[k + 1]))
+    starts.insert(starts.begin(), k);
+  return starts;
+}
+
 bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
 {
   if (a.pairs.size() != b.pairs.size())
@@ -197,9 +206,12 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
           expect(sameDiagram(pairOnce(piece, back, po, g.dims), pairOnce(piece, classic, po, g.dims)),
             what + ": and pair as before");
 
-          // The boundaries as slots and rows, all of them or half and half.
-          for (const bool half : { false, true })
+          // The boundaries as slots and rows: all of them, half and half,
+          // or all with their starts given (in reverse order, as the
+          // device gives them in no order).
+          for (const int how : { 0, 1, 2 })
           {
+            const bool half = how == 1;
             MorsePairing pairing(g.dims, po);
             pairing.add(MorsePieceSummary(numbered));
             const std::vector<int64_t> need = pairing.pairByUnionFind();
@@ -209,8 +221,10 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
             const std::vector<int64_t> flat = piece.boundaries(need);
             if (rows.positions == 0)
               pairing.addBoundaries(flat);
-            else if (!half)
+            else if (how == 0)
               pairing.addBoundaryRows(translated(flat, rows, numbered));
+            else if (how == 2)
+              pairing.addBoundaryRows(translated(flat, rows, numbered), startsOf(flat));
             else
             {
               // The first half of the records translated, the rest as cells.
@@ -224,7 +238,9 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
               pairing.addBoundaries(std::vector<int64_t>(flat.begin() + cut, flat.end()));
             }
             expect(sameDiagram(pairing.finish(), pairOnce(piece, classic, po, g.dims)),
-              what + (half ? ": half the boundaries as slots and rows" : ": the boundaries as slots and rows") +
+              what + (how == 1 ? ": half the boundaries as slots and rows"
+                               : how == 2 ? ": the boundaries as slots and rows, starts given"
+                                          : ": the boundaries as slots and rows") +
                 ", the same diagram");
           }
           // Beside an empty summary (an MPI rank's): still numbered, same diagram.
@@ -334,15 +350,22 @@ void checkRefusals(std::mt19937_64& rng)
   // Translated boundaries that the pairing refuses: a record given twice,
   // a slot past those asked for (invalid_argument), a row past the matrix
   // (logic_error: the device's mistake).
-  auto rowsRefusal = [&](const std::function<void(std::vector<int64_t>&)>& spoil) {
+  auto rowsRefusal = [&](const std::function<void(std::vector<int64_t>&)>& spoil,
+                       const std::function<void(std::vector<size_t>&)>& spoilStarts = nullptr) {
     MorsePairing pairing(g.dims, po);
     pairing.add(MorsePieceSummary(numbered));
     const std::vector<int64_t> need = pairing.pairByUnionFind();
     std::vector<int64_t> flat = translated(piece.boundaries(need), pairing.boundaryRows(), numbered);
+    std::vector<size_t> starts;
+    if (spoilStarts)
+    {
+      starts = startsOf(flat);
+      spoilStarts(starts);
+    }
     spoil(flat);
     try
     {
-      pairing.addBoundaryRows(flat);
+      pairing.addBoundaryRows(flat, starts);
     }
     catch (const std::invalid_argument& e)
     {
@@ -370,6 +393,13 @@ void checkRefusals(std::mt19937_64& rng)
   expect(rowsRefusal([](std::vector<int64_t>& flat) { flat[1] = static_cast<int64_t>(flat.size()); })
            .rfind("I persistence: malformed boundary list", 0) == 0,
     "a translated record cut short is refused");
+  // Starts given: one past the records, one given twice.
+  expect(rowsRefusal([](std::vector<int64_t>&) {}, [](std::vector<size_t>& starts) { starts[0] = 1u << 30; })
+           .rfind("I persistence: malformed boundary list", 0) == 0,
+    "a record's start past the records is refused");
+  expect(rowsRefusal([](std::vector<int64_t>&) {}, [](std::vector<size_t>& starts) { starts.push_back(starts[0]); })
+           .rfind("I persistence: a boundary that was not asked for, or given twice", 0) == 0,
+    "a record's start given twice is refused");
 }
 }
 

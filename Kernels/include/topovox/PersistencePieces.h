@@ -180,10 +180,12 @@ public:
   std::vector<int64_t> boundaries(
     const std::vector<int64_t>& cells, const BoundaryRows& rows, std::vector<int64_t>* translated) const;
   // The records the device holds (above), translated with the rows now
-  // known (rowOf: per position) into *translated. Where the device fails
-  // meanwhile, those boundaries are computed on the CPU and returned as
-  // boundaries() gives them (with a warning). Nothing where none is held.
-  std::vector<int64_t> heldBoundaries(const int32_t* rowOf, std::vector<int64_t>* translated) const;
+  // known (rowOf: per position) into *translated, and where each starts
+  // into *starts. Where the device fails meanwhile, those boundaries are
+  // computed on the CPU and returned as boundaries() gives them (with a
+  // warning). Nothing where none is held.
+  std::vector<int64_t> heldBoundaries(
+    const int32_t* rowOf, std::vector<int64_t>* translated, std::vector<size_t>* starts) const;
 
 private:
   struct Impl;
@@ -214,8 +216,10 @@ public:
   // to give the boundaries as matrix rows (positions 0 otherwise). Valid
   // until the boundaries are added.
   BoundaryRows boundaryRows() const;
-  // Records translated by the GPU (MorsePiece::boundaries with rows).
-  void addBoundaryRows(const std::vector<int64_t>& flat);
+  // Records translated by the GPU (MorsePiece::boundaries with rows, or
+  // heldBoundaries); `starts`, where given, says where each record starts
+  // (in any order), else the records are walked to find them.
+  void addBoundaryRows(const std::vector<int64_t>& flat, const std::vector<size_t>& starts = {});
   // Reduces the rest with PHAT (once; finish() calls it if not yet done).
   void reduce();
   // Assembles the diagram of every pair found.

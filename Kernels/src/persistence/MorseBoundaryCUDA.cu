@@ -37,16 +37,18 @@ namespace
 using cuda::check;
 
 // Records go to `flat` as MorsePiece::boundaries lays them out (cell,
-// count, entries), each at a place taken atomically; cells whose traversal
-// or record does not fit go to `left`. sizes: [0] places taken, [1] cells
-// left, [2] the first place taken that did not fit (records below it are
-// all written; set to all ones before the launch).
+// count, entries), each at a place taken atomically, which goes to
+// `starts`; cells whose traversal or record does not fit go to `left`.
+// sizes: [0] places taken, [1] cells left, [2] the first place taken that
+// did not fit (records below it are all written; set to all ones before
+// the launch), [3] records written.
 struct Records
 {
   int64_t* flat;
   unsigned long long capacity;
   unsigned long long* sizes;
   int64_t* left;
+  unsigned long long* starts;
   // Where the records are held for translation (boundariesGPU): each
   // critical cell's position, and per position the slot (BoundaryRows);
   // null: the records hold cells.
@@ -75,7 +77,10 @@ __device__ unsigned long long placeRecord(const Records& r, int64_t cell, int n)
   if (n >= 0)
     at = atomicAdd(&r.sizes[0], 2ull + unsigned(n));
   if (n >= 0 && at + 2 + n <= r.capacity)
+  {
+    r.starts[atomicAdd(&r.sizes[3], 1ull)] = at;
     return at;
+  }
   if (n >= 0)
     atomicMin(&r.sizes[2], at);
   r.left[atomicAdd(&r.sizes[1], 1ull)] = cell;
@@ -290,11 +295,14 @@ struct PassShape
 
 } // namespace
 
-// Records a launch wrote on the device: its first `written` entries.
+// Records a launch wrote on the device: its first `written` entries, the
+// records starting at its first `records` starts.
 struct DeviceRecords
 {
   cuda::PooledArray<int64_t> flat{ 0 };
   size_t written = 0;
+  cuda::PooledArray<unsigned long long> starts{ 0 };
+  size_t records = 0;
 };
 
 // Records held on the device (boundariesGPU): each launch's.
@@ -335,13 +343,15 @@ DeviceRecords boundaryPass(const DeviceGradient& g, int64_t image, const std::ve
   const unsigned long long flatCapacity =
     static_cast<unsigned long long>(shape.room) * static_cast<unsigned long long>(count);
   cuda::PooledArray<int64_t> onDevice(cells.size()), flat(flatCapacity), leftCells(cells.size());
+  cuda::PooledArray<unsigned long long> starts(cells.size());
   cuda::PooledArray<Entry> heaps(shape.warps ? 0 : static_cast<size_t>(traversals * t.heapCapacity));
   cuda::PooledArray<uint32_t> outs(static_cast<size_t>(traversals * t.outCapacity));
-  cuda::PooledArray<unsigned long long> sizes(3, true);
+  cuda::PooledArray<unsigned long long> sizes(4, true);
   check(cudaMemsetAsync(sizes.ptr + 2, 0xFF, sizeof(unsigned long long), 0), "cudaMemsetAsync");
   check(cudaMemcpyAsync(onDevice.ptr, cells.data(), cells.size() * sizeof(int64_t), cudaMemcpyHostToDevice, 0),
     "cudaMemcpyAsync");
-  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr, translation.position, translation.slotOf };
+  const Records r{ flat.ptr, flatCapacity, sizes.ptr, leftCells.ptr, starts.ptr, translation.position,
+    translation.slotOf };
   if (shape.warps)
   {
     const size_t sharedBytes = size_t(perBlock / 32) * 2 * t.heapCapacity * sizeof(uint64_t);
@@ -353,11 +363,13 @@ DeviceRecords boundaryPass(const DeviceGradient& g, int64_t image, const std::ve
   else
     boundaryKernel<<<blocks, perBlock>>>(onDevice.ptr, count, image, t, shape.maxSteps, heaps.ptr, outs.ptr, r);
   check(cudaGetLastError(), "boundary kernel launch");
-  unsigned long long used[3];
+  unsigned long long used[4];
   check(cudaMemcpy(used, sizes.ptr, sizeof used, cudaMemcpyDeviceToHost), "cudaMemcpy");
   DeviceRecords out;
   out.written = static_cast<size_t>(std::min(used[0], used[2]));
   out.flat = std::move(flat);
+  out.records = static_cast<size_t>(used[3]);
+  out.starts = std::move(starts);
   left->resize(static_cast<size_t>(used[1]));
   if (used[1])
     check(cudaMemcpy(left->data(), leftCells.ptr, left->size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
@@ -461,7 +473,7 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const
   return {};
 }
 
-std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf)
+std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, std::vector<size_t>* starts)
 {
   // (Test switch: "host" reads the rows on the host, as where the device
   // cannot spare their room; "fail" fails as a lost device would.)
@@ -484,6 +496,25 @@ std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf)
       }
   }
   std::vector<int64_t> records = recordsToHost(held.parts);
+  // Where each record starts (each launch's after the ones before), so
+  // that the host need not walk the records one after another to find
+  // them (0.45 s for a 512^3 field's 21.8 M records, twenty-ninth session).
+  size_t count = 0;
+  for (const DeviceRecords& d : held.parts)
+    count += d.records;
+  starts->resize(count);
+  size_t at = 0, base = 0;
+  for (const DeviceRecords& d : held.parts)
+  {
+    static_assert(sizeof(size_t) == sizeof(unsigned long long), "starts are copied as they are");
+    if (d.records)
+      check(cudaMemcpy(starts->data() + at, d.starts.ptr, d.records * sizeof(size_t), cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
+    for (size_t k = at; k < at + d.records && base; ++k)
+      (*starts)[k] += base;
+    at += d.records;
+    base += d.written;
+  }
   held.parts.clear();
   if (!room.ptr)
     parallelFor(static_cast<int64_t>(records.size()), defaultThreadCount(), [&](int, int64_t k0, int64_t k1) {

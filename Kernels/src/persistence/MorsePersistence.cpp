@@ -141,9 +141,10 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   if (pieces.size() == 1)
   {
     std::vector<int64_t> held;
-    const std::vector<int64_t> more = pieces[0].heldBoundaries(pairing.boundaryRows().rowOf, &held);
+    std::vector<size_t> starts;
+    const std::vector<int64_t> more = pieces[0].heldBoundaries(pairing.boundaryRows().rowOf, &held, &starts);
     lists[0].insert(lists[0].end(), more.begin(), more.end());
-    pairing.addBoundaryRows(held);
+    pairing.addBoundaryRows(held, starts);
   }
   pairing.addBoundaryRows(asRows);
   std::vector<int64_t>().swap(asRows);

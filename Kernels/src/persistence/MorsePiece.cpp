@@ -900,15 +900,18 @@ std::vector<int64_t> MorsePiece::boundaries(
   // Rows known already: the held records translated at once.
   if (translated && rows.rowOf && P->Held)
   {
-    const std::vector<int64_t> more = heldBoundaries(rows.rowOf, translated);
+    std::vector<size_t> starts; // (the records are walked: this path is not the 512^3 fields')
+    const std::vector<int64_t> more = heldBoundaries(rows.rowOf, translated, &starts);
     flat.insert(flat.end(), more.begin(), more.end());
   }
   return flat;
 }
 
-std::vector<int64_t> MorsePiece::heldBoundaries(const int32_t* rowOf, std::vector<int64_t>* translated) const
+std::vector<int64_t> MorsePiece::heldBoundaries(
+  const int32_t* rowOf, std::vector<int64_t>* translated, std::vector<size_t>* starts) const
 {
   translated->clear();
+  starts->clear();
 #ifdef TOPOVOX_WITH_CUDA
   if (!P->Held)
     return {};
@@ -917,7 +920,7 @@ std::vector<int64_t> MorsePiece::heldBoundaries(const int32_t* rowOf, std::vecto
   cells.swap(P->HeldCells);
   try
   {
-    *translated = morse::heldRecordsToRows(*held, rowOf);
+    *translated = morse::heldRecordsToRows(*held, rowOf, starts);
     return {};
   }
   catch (const std::runtime_error& e)
@@ -925,6 +928,7 @@ std::vector<int64_t> MorsePiece::heldBoundaries(const int32_t* rowOf, std::vecto
     // The device's records are lost: these boundaries on the CPU.
     held.reset();
     translated->clear();
+    starts->clear();
     P->gradientOnCPU(e.what());
     return boundaries(cells);
   }

@@ -125,10 +125,10 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& gradient, int64_t image
 
 // Held records as slot, count, rows (MorsePairing::addBoundaryRows), each
 // face's row read from rowOf (per position: the matrix row, -1 for none)
-// on the device, or on the host where the device cannot spare the room.
-// The device's records are freed. Throws std::runtime_error on CUDA
-// failures.
-std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf);
+// on the device, or on the host where the device cannot spare the room;
+// where each record starts in *starts (in no order). The device's records
+// are freed. Throws std::runtime_error on CUDA failures.
+std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, std::vector<size_t>* starts);
 
 // Image `image`'s gradient copied into `out` (its arrays sized here).
 void gradientToHost(const DeviceGradient& gradient, int64_t image, Gradient& out);
