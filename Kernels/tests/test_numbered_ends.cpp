@@ -243,6 +243,37 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
                                           : ": the boundaries as slots and rows") +
                 ", the same diagram");
           }
+          // The boundaries asked for early (MorsePairing::BoundaryRequest):
+          // in 3D without NaN, once the dual is paired, with the slots but
+          // not the rows; given as slots and rows once those are known, as
+          // the GPU's held records are.
+          {
+            MorsePairing pairing(g.dims, po);
+            pairing.add(MorsePieceSummary(numbered));
+            bool asked = false;
+            std::vector<int64_t> early;
+            BoundaryRows slots;
+            const std::vector<int64_t> need =
+              pairing.pairByUnionFind([&](const std::vector<int64_t>& cells, const BoundaryRows& given) {
+                asked = true;
+                early = cells;
+                slots = given;
+              });
+            const bool dual3D = top == 3 && !numbered.hasNan;
+            expect(asked == dual3D && (!asked || need.empty()),
+              what + ": the boundaries are asked for early exactly in 3D without NaN");
+            const BoundaryRows rows = pairing.boundaryRows();
+            expect(!asked || early.empty() ||
+                (slots.slotOf == rows.slotOf && !slots.rowOf && rows.rowOf && slots.positions == rows.positions),
+              what + ": asked early, the slots come without the rows, which follow");
+            const std::vector<int64_t> flat = piece.boundaries(asked ? early : need);
+            if (rows.positions == 0)
+              pairing.addBoundaries(flat);
+            else
+              pairing.addBoundaryRows(translated(flat, rows, numbered), startsOf(flat));
+            expect(sameDiagram(pairing.finish(), pairOnce(piece, classic, po, g.dims)),
+              what + ": the boundaries asked for early, the same diagram");
+          }
           // Beside an empty summary (an MPI rank's): still numbered, same diagram.
           {
             MorsePairing pairing(g.dims, po);

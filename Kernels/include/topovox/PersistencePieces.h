@@ -199,13 +199,13 @@ public:
   ~MorsePairing();
 
   void add(MorsePieceSummary&& piece);
-  // Called by pairByUnionFind with the cells (sorted) whose Morse
-  // boundaries the reduction needs, as soon as they are known, and with
-  // their slots where the GPU may give them so (BoundaryRows without rows:
-  // positions 0 otherwise). In 3D that is once the top dimension is
-  // paired, while dimension 0's union-find goes on on the other threads:
-  // the boundaries can be computed there (on the GPU or the CPU), and are
-  // added once pairByUnionFind has returned.
+  // Called by pairByUnionFind, for a single numbered summary of a 3D image
+  // without NaN, with the cells (sorted) whose Morse boundaries the
+  // reduction needs and their slots (BoundaryRows without rows) as soon as
+  // they are known: once the top dimension is paired, while dimension 0's
+  // union-find goes on on the other threads. The boundaries can be computed
+  // there (the GPU holds them until the rows are known: MorsePiece::
+  // heldBoundaries) and are added once pairByUnionFind has returned.
   using BoundaryRequest = std::function<void(const std::vector<int64_t>& cells, const BoundaryRows& slots)>;
   // Pairs dimension 0 and the top dimension by union-find; returns the
   // cells (sorted) whose Morse boundaries the matrix reduction needs, or

@@ -760,11 +760,11 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
   // dual is done, and asked for then, while dimension 0's union-find, the
   // longer of the two, runs (512^3 field on the H200 machine, twenty-ninth
   // session: the GPU's boundaries then took place beside its serial loop).
-  // Boundaries the CPU computes are asked for early only from 4 threads:
-  // on this repository's 2 cores they and dimension 0 took each other's
-  // time (256^3 k^-1 field: the two stages 6.9 to 7.3 s against 6.6 to
-  // 7.0 s one after the other).
-  const bool askEarly = early && top && zero && p.Top == 3 && (p.Numbered || threads >= 4);
+  // Only a numbered summary's (the GPU's): boundaries the CPU computes gained
+  // nothing so, as they and dimension 0 took each other's threads (the
+  // same field's CPU path on the H200 machine's 16 threads: the two stages
+  // 13.5 s against 13.4 s one after the other).
+  const bool askEarly = early && top && zero && p.Top == 3 && p.Numbered;
   auto dual = [&](std::vector<std::pair<int64_t, int64_t>>& pairs, int t) {
     p.pairTopDimension(pairs, t);
     if (askEarly)
