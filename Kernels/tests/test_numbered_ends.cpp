@@ -448,6 +448,18 @@ int main()
       s[2]);
     checkImage("constant " + shape, std::vector<double>(n, 2.5), ScalarType::Float64, s[0], s[1], s[2]);
   }
+  // Enough critical cells (2^16) for the two union-finds to run at once,
+  // the boundaries then asked for on the dual's thread while dimension 0's
+  // runs (ThreadSanitizer's case for that request).
+  {
+    std::vector<float> v = randomValues<float>(rng, 52 * 46 * 44, 1000);
+    const GridView g = GridView::contiguous(v.data(), ScalarType::Float32, 52, 46, 44);
+    const size_t critical =
+      MorsePiece(g, PieceRegion::whole(g.dims, Construction::V), PersistenceOptions()).summary().critical.size();
+    expect(critical >= (size_t(1) << 16),
+      "52x46x44: enough critical cells for the two union-finds at once (" + std::to_string(critical) + ")");
+    checkImage("float 1000 levels 52x46x44", v, ScalarType::Float32, 52, 46, 44);
+  }
   // With NaN the dual has no ends (the matrix pairs the top dimension).
   std::vector<float> withNan = randomValues<float>(rng, 7 * 6 * 5, 5);
   for (size_t i = 0; i < withNan.size(); i += 7)

@@ -222,14 +222,21 @@ std::vector<PersistencePair> DiagramBuilder::finish()
       return before(Entries[static_cast<size_t>(a.index)], Entries[static_cast<size_t>(b.index)]);
     };
     // The runs of equal keys, each in the chunk where it starts; long ones
-    // kept for all threads.
+    // kept for all threads. Where each chunk's first run starts (past a run
+    // from the chunk before) is found first, so that while a chunk sorts a
+    // run that reaches into the next chunk, no thread reads it.
     const int64_t chunks = chunksOf(n, 8 * int64_t(threads), 4096);
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> longRuns(static_cast<size_t>(chunks));
-    forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t i1, int64_t c) {
+    std::vector<int64_t> firstRun(static_cast<size_t>(chunks) + 1, n);
+    forEachChunk(n, chunks, threads, [&](int64_t i0, int64_t, int64_t c) {
       int64_t i = i0;
       while (i0 > 0 && i < n && order[static_cast<size_t>(i)].key == order[static_cast<size_t>(i0 - 1)].key)
-        ++i; // (a run from the chunk before)
-      while (i < i1)
+        ++i;
+      firstRun[static_cast<size_t>(c)] = i;
+    });
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> longRuns(static_cast<size_t>(chunks));
+    forEachChunk(n, chunks, threads, [&](int64_t, int64_t, int64_t c) {
+      // (A run that starts before the next chunk's first ends there.)
+      for (int64_t i = firstRun[static_cast<size_t>(c)]; i < firstRun[static_cast<size_t>(c) + 1];)
       {
         int64_t j = i + 1;
         while (j < n && order[static_cast<size_t>(j)].key == order[static_cast<size_t>(i)].key)
