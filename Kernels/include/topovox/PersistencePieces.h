@@ -17,7 +17,13 @@
 //   2. one place:   MorsePairing.add(each summary); cells = pairByUnionFind()
 //   3. every piece: boundaries(cells)              -> MorsePairing.addBoundaries
 //   4. one place:   reduce(), then finish() -> the diagram
-// Summaries and boundaries are plain arrays, so they travel as bytes.
+// Summaries and boundaries are plain arrays, so they travel as bytes. A
+// whole image whose summary the GPU numbered (one piece, one process) runs
+// steps 2 and 3 together: pairByUnionFind(request) asks for the boundaries
+// as soon as it knows them, the device computes them meanwhile and holds
+// them until the matrix rows are known (boundaries with slots, then
+// heldBoundaries -> MorsePairing.addBoundaryRows).
+
 #pragma once
 
 #include "topovox/Persistence.h"
