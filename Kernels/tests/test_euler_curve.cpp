@@ -4,6 +4,7 @@
 // the whole; strided views must equal contiguous ones. With --device gpu the
 // GPU path must also equal the CPU path bit for bit, on larger inputs too.
 #include "BruteForceEuler.h"
+#include "RandomValues.h"
 
 #include "topovox/EulerCurve.h"
 
@@ -155,15 +156,7 @@ void checkImage(const std::string& name, const std::vector<T>& values, int64_t n
       }
 }
 
-template <typename T>
-std::vector<T> randomValues(std::mt19937_64& rng, size_t n, int levels)
-{
-  std::uniform_int_distribution<int> d(0, levels - 1);
-  std::vector<T> v(n);
-  for (auto& x : v)
-    x = static_cast<T>(d(rng));
-  return v;
-}
+using kernel_check::randomValues;
 
 template <typename T>
 void checkType(const std::string& type, std::mt19937_64& rng, Device device)

@@ -16,6 +16,7 @@
 #include "topovox/PersistencePieces.h"
 
 #include "KernelCheck.h"
+#include "RandomValues.h"
 
 #include <algorithm>
 #include <array>
@@ -311,15 +312,7 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
       }
 }
 
-template <typename T>
-std::vector<T> randomValues(std::mt19937_64& rng, size_t n, int levels)
-{
-  std::uniform_int_distribution<int> d(0, levels - 1);
-  std::vector<T> v(n);
-  for (T& x : v)
-    x = static_cast<T>(d(rng));
-  return v;
-}
+using kernel_check::randomValues;
 
 // A numbered summary whose numbers name no cell is refused by the pairing
 // and by expandNumberedEnds, as a logic error.

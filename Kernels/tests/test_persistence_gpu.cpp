@@ -23,6 +23,7 @@
 
 #include "CriticalCellLimitRun.h"
 #include "KernelCheck.h"
+#include "RandomValues.h"
 
 #include <algorithm>
 #include <array>
@@ -257,15 +258,7 @@ bool compare(const std::string& name, const GridView& g)
   return gpuSeen;
 }
 
-template <typename T>
-std::vector<T> randomValues(std::mt19937_64& rng, size_t n, int levels)
-{
-  std::uniform_int_distribution<int> u(0, levels - 1);
-  std::vector<T> v(n);
-  for (auto& x : v)
-    x = static_cast<T>(u(rng));
-  return v;
-}
+using kernel_check::randomValues;
 
 // A shipped volume: its .json sidecar names a gzip-compressed raw file.
 bool loadVolume(const std::string& dir, const std::string& name, std::vector<unsigned char>& bytes,

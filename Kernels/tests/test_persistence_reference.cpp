@@ -13,6 +13,7 @@
 
 #include "CriticalCellLimitRun.h"
 #include "KernelCheck.h"
+#include "RandomValues.h"
 
 #include <algorithm>
 #include <array>
@@ -254,15 +255,7 @@ void checkImage(const std::string& name, const std::vector<T>& v, ScalarType typ
     }
 }
 
-template <typename T>
-std::vector<T> randomValues(std::mt19937_64& rng, size_t n, int levels)
-{
-  std::uniform_int_distribution<int> u(0, levels - 1);
-  std::vector<T> v(n);
-  for (auto& x : v)
-    x = static_cast<T>(u(rng));
-  return v;
-}
+using kernel_check::randomValues;
 } // namespace
 
 int main()
