@@ -915,6 +915,8 @@ std::vector<int64_t> MorsePiece::heldBoundaries(
 #ifdef TOPOVOX_WITH_CUDA
   if (!P->Held)
     return {};
+  if (!rowOf)
+    throw std::logic_error("persistence: held boundaries asked for without the matrix rows");
   std::shared_ptr<morse::HeldRecords> held = std::move(P->Held);
   std::vector<int64_t> cells;
   cells.swap(P->HeldCells);
