@@ -329,7 +329,7 @@ struct MorsePairing::Impl
         return !Skip[j] && !EmptyColumn[j];
       });
       const size_t at = wanted.size();
-      wanted.resize(at + kept.size());
+      resizeOnHugePages(wanted, at + kept.size());
       parallelFor(static_cast<int64_t>(kept.size()), threads, [&](int, int64_t k0, int64_t k1) {
         for (int64_t k = k0; k < k1; ++k)
         {
