@@ -17,6 +17,7 @@
 
 #include "KernelCheck.h"
 #include "RandomValues.h"
+#include "SummaryComparison.h"
 
 #include <algorithm>
 #include <array>
@@ -88,33 +89,8 @@ MorsePieceSummary numberedFrom(const MorsePieceSummary& classic, int top)
   return s;
 }
 
-// A summary's content as sorted sets (the order of its lists is free).
-struct Canonical
-{
-  std::vector<std::tuple<int64_t, int64_t, double, int32_t>> cells;
-  std::vector<std::array<int64_t, 3>> edgeEnds;
-  std::vector<std::array<int64_t, 2>> dualEnds;
-  explicit Canonical(const MorsePieceSummary& s)
-  {
-    for (const MorseCriticalCell& c : s.critical)
-      cells.emplace_back(c.cell, c.voxel, c.value, c.dimension);
-    for (size_t k = 0; k + 2 < s.edgeEnds.size(); k += 3)
-    {
-      std::array<int64_t, 3> e = { { s.edgeEnds[k], s.edgeEnds[k + 1], s.edgeEnds[k + 2] } };
-      std::sort(e.begin() + 1, e.end());
-      edgeEnds.push_back(e);
-    }
-    for (size_t k = 0; k + 1 < s.dualEnds.size(); k += 2)
-      dualEnds.push_back({ { s.dualEnds[k], s.dualEnds[k + 1] } });
-    std::sort(cells.begin(), cells.end());
-    std::sort(edgeEnds.begin(), edgeEnds.end());
-    std::sort(dualEnds.begin(), dualEnds.end());
-  }
-  bool operator==(const Canonical& o) const
-  {
-    return cells == o.cells && edgeEnds == o.edgeEnds && dualEnds == o.dualEnds;
-  }
-};
+using kernel_check::CanonicalSummary;
+using kernel_check::sameDiagram;
 
 PersistenceDiagram pairOnce(const MorsePiece& piece, MorsePieceSummary summary, const PersistenceOptions& po,
   const int64_t dims[3])
@@ -154,21 +130,6 @@ std::vector<size_t> startsOf(const std::vector<int64_t>& flat)
   return starts;
 }
 
-bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b)
-{
-  if (a.pairs.size() != b.pairs.size())
-    return false;
-  for (size_t k = 0; k < a.pairs.size(); ++k)
-  {
-    const PersistencePair &p = a.pairs[k], &q = b.pairs[k];
-    if (p.dimension != q.dimension || p.birth != q.birth || p.death != q.death || p.essential != q.essential ||
-      !std::equal(p.birthVoxel, p.birthVoxel + 3, q.birthVoxel) ||
-      !std::equal(p.deathVoxel, p.deathVoxel + 3, q.deathVoxel))
-      return false;
-  }
-  return true;
-}
-
 template <typename T>
 void checkImage(const std::string& name, std::vector<T> values, ScalarType type, int64_t nx, int64_t ny, int64_t nz)
 {
@@ -196,7 +157,7 @@ void checkImage(const std::string& name, std::vector<T> values, ScalarType type,
           MorsePieceSummary expanded = numbered;
           expanded.expandNumberedEnds(top, threads);
           expect(!expanded.numberedEnds && expanded.edgeEndNumbers.empty() && expanded.dualEndNumbers.empty() &&
-              Canonical(expanded) == Canonical(classic),
+              CanonicalSummary(expanded) == CanonicalSummary(classic),
             what + ": written out, the numbered ends are the cells'");
 
           const std::vector<uint8_t> bytes = numbered.toBytes();

@@ -24,6 +24,7 @@
 #include "CriticalCellLimitRun.h"
 #include "KernelCheck.h"
 #include "RandomValues.h"
+#include "SummaryComparison.h"
 
 #include <algorithm>
 #include <array>
@@ -44,25 +45,7 @@ namespace
 {
 using kernel_check::expect;
 
-// The same pairs: dimension, birth, death, essential, and with `voxels`
-// the birth and death voxels too. Cut planes (slabs, blocks, MPI ranks)
-// change the gradient, and so which of several voxels of equal value a
-// pair reports: those are compared by value only.
-bool sameDiagram(const PersistenceDiagram& a, const PersistenceDiagram& b, bool voxels = true)
-{
-  if (a.pairs.size() != b.pairs.size())
-    return false;
-  for (size_t k = 0; k < a.pairs.size(); ++k)
-  {
-    const auto &p = a.pairs[k], &q = b.pairs[k];
-    if (p.dimension != q.dimension || p.birth != q.birth || p.death != q.death || p.essential != q.essential)
-      return false;
-    for (int c = 0; voxels && c < 3; ++c)
-      if (p.birthVoxel[c] != q.birthVoxel[c] || p.deathVoxel[c] != q.deathVoxel[c])
-        return false;
-  }
-  return true;
-}
+using kernel_check::sameDiagram;
 
 // Calls run(options, words) for each construction and filtration; words
 // name them for the messages.
@@ -121,34 +104,7 @@ void compareDiagrams(const std::string& name, const GridView& g, const std::stri
   });
 }
 
-// A summary's cells, (cell, minimum, minimum) edge ends and (cell,
-// maximum) dual ends, each in increasing order: the GPU may list a whole
-// image's cells in the filtration order, the CPU lists them by index.
-struct CanonicalSummary
-{
-  std::vector<std::tuple<int64_t, int64_t, double, int32_t>> cells;
-  std::vector<std::array<int64_t, 3>> edgeEnds;
-  std::vector<std::array<int64_t, 2>> dualEnds;
-  bool hasNan;
-
-  explicit CanonicalSummary(const MorsePieceSummary& s)
-    : hasNan(s.hasNan)
-  {
-    for (const MorseCriticalCell& c : s.critical)
-      cells.emplace_back(c.cell, c.voxel, c.value, c.dimension);
-    for (size_t k = 0; k + 2 < s.edgeEnds.size(); k += 3)
-      edgeEnds.push_back({ { s.edgeEnds[k], s.edgeEnds[k + 1], s.edgeEnds[k + 2] } });
-    for (size_t k = 0; k + 1 < s.dualEnds.size(); k += 2)
-      dualEnds.push_back({ { s.dualEnds[k], s.dualEnds[k + 1] } });
-    std::sort(cells.begin(), cells.end());
-    std::sort(edgeEnds.begin(), edgeEnds.end());
-    std::sort(dualEnds.begin(), dualEnds.end());
-  }
-  bool operator==(const CanonicalSummary& o) const
-  {
-    return cells == o.cells && edgeEnds == o.edgeEnds && dualEnds == o.dualEnds && hasNan == o.hasNan;
-  }
-};
+using kernel_check::CanonicalSummary;
 
 // Whether a summary lists its cells in the filtration order (value,
 // dimension, cell) or, where `filtration` is false, in index order.
