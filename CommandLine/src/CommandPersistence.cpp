@@ -30,7 +30,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <strings.h>
 #include <future>
 
 namespace topovox
@@ -346,10 +345,8 @@ int runPersistence(const std::vector<std::string>& args)
   input.stacks = a.batch;
   // Where the GPU is asked for, CUDA starts while the input is read (the
   // future waits for it when it goes, also when the reading throws).
-  const char* steer = std::getenv("TOPOVOX_DEVICE");
   std::future<void> starting;
-  if (a.execution.device == Device::GPU ||
-    (a.execution.device == Device::Auto && steer && !strcasecmp(steer, "gpu")))
+  if (persistenceAsksForGpu(a.execution.device))
     starting = std::async(std::launch::async, prepareGpu);
   const Image image = readInputLogged(inputPath, input, verbose);
   if (starting.valid())

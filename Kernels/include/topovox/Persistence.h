@@ -175,6 +175,10 @@ struct PersistenceDiagram
 // 40 a voxel (the ranks' sort) of device memory. Exact; tested against the
 // reference engine below, CubicalRipser and GUDHI.
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options);
+// Whether computePersistence would take `requested` as a request for the
+// GPU (GPU, or Auto with TOPOVOX_DEVICE=gpu), whether or not one is present:
+// for a caller that starts CUDA early (prepareGpu in Device.h).
+bool persistenceAsksForGpu(Device requested);
 
 // Many images at once (a training batch, the slices of a series): each
 // image's diagram as computePersistence gives it, the images shared among

@@ -177,14 +177,11 @@ public:
   // cell, count, then count critical cells in increasing index order.
   std::vector<int64_t> boundaries(const std::vector<int64_t>& cells) const;
   // The same, but where the GPU computes them from a numbered summary and
-  // `rows` is given, the device's records come translated into *translated:
-  // slot (the cell's index in `cells`), count, then count matrix rows (-1
-  // for faces with none), skipping the host's lookups of every face. Where
-  // `rows` has the slots but not yet the rows, the device holds its records
-  // until heldBoundaries. What is returned is the rest, as boundaries()
-  // gives it.
-  std::vector<int64_t> boundaries(
-    const std::vector<int64_t>& cells, const BoundaryRows& rows, std::vector<int64_t>* translated) const;
+  // `slots` gives the slot of each cell (MorsePairing::boundaryRows; its
+  // rows are not needed yet), the device holds its records, as slots and
+  // the faces' positions, until heldBoundaries asks for them with the rows.
+  // What is returned is the rest, as boundaries() gives it.
+  std::vector<int64_t> boundaries(const std::vector<int64_t>& cells, const BoundaryRows& slots) const;
   // The records the device holds (above), translated with the rows now
   // known (rowOf: per position) into *translated, and where each starts
   // into *starts. Where the device fails meanwhile, those boundaries are
@@ -222,8 +219,8 @@ public:
   // to give the boundaries as matrix rows (positions 0 otherwise). Valid
   // until the boundaries are added.
   BoundaryRows boundaryRows() const;
-  // Records translated by the GPU (MorsePiece::boundaries with rows, or
-  // heldBoundaries); `starts`, where given, says where each record starts
+  // Records translated by the GPU (MorsePiece::heldBoundaries): slot,
+  // count, rows; `starts`, where given, says where each record starts
   // (in any order), else the records are walked to find them.
   void addBoundaryRows(const std::vector<int64_t>& flat, const std::vector<size_t>& starts = {});
   // Reduces the rest with PHAT (once; finish() calls it if not yet done).

@@ -303,11 +303,19 @@ struct MorsePairing::Impl
         return end;
       });
   }
-  // The boundaries wanted among the critical cells of dimensions
-  // [from, to): those not settled by union-find (Skip) and not empty
-  // columns, sorted by cell; each gets a slot (SlotOf, Given; SlotColumn
-  // sized, filled once the columns are known). Called once with cells
-  // wanted (pairByUnionFind); on `threads` threads.
+  // Whether the matrix needs position j's boundary: a column left by
+  // union-find (Skip) and not an empty one.
+  bool boundaryWanted(size_t j) const { return !Skip[j] && !EmptyColumn[j]; }
+  // Positions k of `list` (ByDimension's) whose boundary is wanted.
+  std::vector<int64_t> wantedIn(const std::vector<int64_t>& list, int threads) const
+  {
+    return positionsWhere(static_cast<int64_t>(list.size()), threads,
+      [&](int64_t k) { return boundaryWanted(static_cast<size_t>(list[static_cast<size_t>(k)])); });
+  }
+  // The boundaries wanted (boundaryWanted) among the critical cells of
+  // dimensions [from, to), sorted by cell; each gets a slot (SlotOf,
+  // Given; SlotColumn sized, filled once the columns are known). Called
+  // once with cells wanted (pairByUnionFind); on `threads` threads.
   std::vector<int64_t> wantBoundaries(int from, int to, int threads)
   {
     // As (cell, position) records, radix-sorted by cell (RadixSort.h): the
@@ -324,10 +332,7 @@ struct MorsePairing::Impl
     for (int d = std::max(from, 1); d < to && d < static_cast<int>(ByDimension.size()); ++d)
     {
       const std::vector<int64_t>& list = ByDimension[static_cast<size_t>(d)];
-      const std::vector<int64_t> kept = positionsWhere(static_cast<int64_t>(list.size()), threads, [&](int64_t k) {
-        const size_t j = static_cast<size_t>(list[static_cast<size_t>(k)]);
-        return !Skip[j] && !EmptyColumn[j];
-      });
+      const std::vector<int64_t> kept = wantedIn(list, threads);
       const size_t at = wanted.size();
       resizeOnHugePages(wanted, at + kept.size());
       parallelFor(static_cast<int64_t>(kept.size()), threads, [&](int, int64_t k0, int64_t k1) {
@@ -820,7 +825,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
   if (askEarly)
   {
     // (Edges and 3-cells all settled, as above.)
-    if (!p.wantBoundaries(1, 2, threads).empty() || !p.wantBoundaries(3, 4, threads).empty())
+    if (!p.wantedIn(p.ByDimension[1], threads).empty() || !p.wantedIn(p.ByDimension[3], threads).empty())
       throw std::logic_error("persistence: an edge or a 3-cell left unpaired by union-find");
   }
   else

@@ -13,6 +13,8 @@
 #include "../common/Parallel.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <strings.h>
 #include <atomic>
 #include <future>
 #include <stdexcept>
@@ -123,10 +125,9 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   // positions, and given as matrix rows once the rows are known; the rest
   // come as cells.
   std::vector<std::vector<int64_t>> lists(pieces.size());
-  std::vector<int64_t> asRows;
-  auto fetch = [&](const std::vector<int64_t>& need, const BoundaryRows& rows) {
+  auto fetch = [&](const std::vector<int64_t>& need, const BoundaryRows& slots) {
     if (pieces.size() == 1)
-      lists[0] = pieces[0].boundaries(need, rows, &asRows);
+      lists[0] = pieces[0].boundaries(need, slots);
     else
       parallelFor(static_cast<int64_t>(pieces.size()), threads, [&](int, int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
@@ -140,14 +141,13 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
     fetch(need, pairing.boundaryRows());
   if (pieces.size() == 1)
   {
+    // The device's records as matrix rows, now that the rows are known.
     std::vector<int64_t> held;
     std::vector<size_t> starts;
     const std::vector<int64_t> more = pieces[0].heldBoundaries(pairing.boundaryRows().rowOf, &held, &starts);
     lists[0].insert(lists[0].end(), more.begin(), more.end());
     pairing.addBoundaryRows(held, starts);
   }
-  pairing.addBoundaryRows(asRows);
-  std::vector<int64_t>().swap(asRows);
   for (std::vector<int64_t>& list : lists)
   {
     pairing.addBoundaries(list);
@@ -175,6 +175,12 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
 }
 
 } // namespace
+
+bool persistenceAsksForGpu(Device requested)
+{
+  const char* env = std::getenv("TOPOVOX_DEVICE");
+  return requested == Device::GPU || (requested == Device::Auto && env && !strcasecmp(env, "gpu"));
+}
 
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options)
 {

@@ -803,14 +803,12 @@ MorsePieceSummary MorsePiece::releaseSummary()
 
 std::vector<int64_t> MorsePiece::boundaries(const std::vector<int64_t>& cells) const
 {
-  return boundaries(cells, BoundaryRows(), nullptr);
+  return boundaries(cells, BoundaryRows());
 }
 
 std::vector<int64_t> MorsePiece::boundaries(
-  const std::vector<int64_t>& cells, const BoundaryRows& rows, std::vector<int64_t>* translated) const
+  const std::vector<int64_t>& cells, const BoundaryRows& slots) const
 {
-  if (translated)
-    translated->clear();
   // Those reported here, as local cells, found on the threads (a 512^3
   // field asks for 21.8 M); they are independent, so computed in parallel
   // (the gradient is only read), then flattened in order.
@@ -843,7 +841,7 @@ std::vector<int64_t> MorsePiece::boundaries(
       if (P->Held)
         throw std::logic_error("persistence: boundaries asked for again before the held ones were given");
       std::shared_ptr<morse::HeldRecords> held;
-      flat = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left, translated ? rows : BoundaryRows(), &held);
+      flat = morse::boundariesGPU(*P->Device, P->DeviceImage, local, &left, slots, &held);
       if (held)
       {
         // (Whole cells: those asked of the device, but the ones it handed back.)
@@ -897,13 +895,6 @@ std::vector<int64_t> MorsePiece::boundaries(
     }
   });
   appendParts(flat, parts, P->Threads);
-  // Rows known already: the held records translated at once.
-  if (translated && rows.rowOf && P->Held)
-  {
-    std::vector<size_t> starts; // (the records are walked: this path is not the 512^3 fields')
-    const std::vector<int64_t> more = heldBoundaries(rows.rowOf, translated, &starts);
-    flat.insert(flat.end(), more.begin(), more.end());
-  }
   return flat;
 }
 

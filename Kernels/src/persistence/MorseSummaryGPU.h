@@ -30,7 +30,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <strings.h>
 #include <vector>
 
 namespace topovox
@@ -69,9 +68,7 @@ inline bool needsBoundaries(int top, bool hasNan)
 // the measurements behind that default).
 inline Device persistenceDevice(Device requested, std::string* warnings)
 {
-  const char* env = std::getenv("TOPOVOX_DEVICE");
-  const bool steered = requested == Device::Auto && env && !strcasecmp(env, "gpu");
-  return requested == Device::GPU || steered ? resolveDevice(Device::GPU, warnings) : Device::CPU;
+  return persistenceAsksForGpu(requested) ? resolveDevice(Device::GPU, warnings) : Device::CPU;
 }
 
 #ifdef TOPOVOX_WITH_CUDA
