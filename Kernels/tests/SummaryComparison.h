@@ -20,13 +20,14 @@ namespace kernel_check
 // the birth and death voxels too. Cut planes (slabs, blocks, MPI ranks)
 // change the gradient, and so which of several voxels of equal value a
 // pair reports: those are compared by value only.
-inline bool sameDiagram(const topovox::PersistenceDiagram& a, const topovox::PersistenceDiagram& b, bool voxels = true)
+inline bool samePairs(
+  const std::vector<topovox::PersistencePair>& a, const std::vector<topovox::PersistencePair>& b, bool voxels = true)
 {
-  if (a.pairs.size() != b.pairs.size())
+  if (a.size() != b.size())
     return false;
-  for (size_t k = 0; k < a.pairs.size(); ++k)
+  for (size_t k = 0; k < a.size(); ++k)
   {
-    const topovox::PersistencePair &p = a.pairs[k], &q = b.pairs[k];
+    const topovox::PersistencePair &p = a[k], &q = b[k];
     if (p.dimension != q.dimension || p.birth != q.birth || p.death != q.death || p.essential != q.essential)
       return false;
     if (voxels &&
@@ -35,6 +36,10 @@ inline bool sameDiagram(const topovox::PersistenceDiagram& a, const topovox::Per
       return false;
   }
   return true;
+}
+inline bool sameDiagram(const topovox::PersistenceDiagram& a, const topovox::PersistenceDiagram& b, bool voxels = true)
+{
+  return samePairs(a.pairs, b.pairs, voxels);
 }
 
 // A summary's cells, (edge, minimum, minimum) ends and (cell, maximum)

@@ -9,6 +9,7 @@
 #include "../src/persistence/DiagramAssembly.h"
 
 #include "KernelCheck.h"
+#include "SummaryComparison.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -79,17 +80,7 @@ std::vector<PersistencePair> build(const std::vector<Given>& given, bool ranked,
   return b.finish();
 }
 
-bool same(const std::vector<PersistencePair>& a, const std::vector<PersistencePair>& b)
-{
-  if (a.size() != b.size())
-    return false;
-  for (size_t k = 0; k < a.size(); ++k)
-    if (a[k].dimension != b[k].dimension || a[k].birth != b[k].birth || a[k].death != b[k].death ||
-      a[k].essential != b[k].essential || !std::equal(a[k].birthVoxel, a[k].birthVoxel + 3, b[k].birthVoxel) ||
-      !std::equal(a[k].deathVoxel, a[k].deathVoxel + 3, b[k].deathVoxel))
-      return false;
-  return true;
-}
+using kernel_check::samePairs;
 }
 
 int main()
@@ -107,9 +98,9 @@ int main()
           " levels, " + std::to_string(threads) + " threads";
         const std::vector<PersistencePair> byComparison = build(given, false, super, threads);
         expect(!byComparison.empty(), what + ": pairs kept");
-        expect(same(build(given, true, super, threads), byComparison),
+        expect(samePairs(build(given, true, super, threads), byComparison),
           what + ": sorted by ranks, the comparison sort's order");
-        expect(same(build(given, true, super, threads, 777), byComparison),
+        expect(samePairs(build(given, true, super, threads, 777), byComparison),
           what + ": a rank too large to pack: the comparison sort, the same order");
       }
   return kernel_check::finish();
