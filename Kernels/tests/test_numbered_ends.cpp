@@ -104,13 +104,13 @@ PersistenceDiagram pairOnce(const MorsePiece& piece, MorsePieceSummary summary, 
 
 // Records of cells (MorsePiece::boundaries) as the GPU translates them with
 // `rows`: slot, count, matrix rows; positions from the numbered summary.
-std::vector<int64_t> translated(const std::vector<int64_t>& flat, const BoundaryRows& rows,
+BoundaryRecords translated(const std::vector<int64_t>& flat, const BoundaryRows& rows,
   const MorsePieceSummary& numbered)
 {
   std::map<int64_t, int64_t> position;
   for (size_t j = 0; j < numbered.critical.size(); ++j)
     position[numbered.critical[j].cell] = static_cast<int64_t>(j);
-  std::vector<int64_t> out;
+  BoundaryRecords out;
   for (size_t k = 0; k < flat.size(); k += 2 + static_cast<size_t>(flat[k + 1]))
   {
     out.push_back(rows.slotOf[position.at(flat[k])]);
@@ -122,9 +122,10 @@ std::vector<int64_t> translated(const std::vector<int64_t>& flat, const Boundary
 }
 
 // Where each record of `flat` starts, last first.
-std::vector<size_t> startsOf(const std::vector<int64_t>& flat)
+template <typename Flat>
+RecordStarts startsOf(const Flat& flat)
 {
-  std::vector<size_t> starts;
+  RecordStarts starts;
   for (size_t k = 0; k < flat.size(); k += 2 + static_cast<size_t>(flat[k + 1]))
     starts.insert(starts.begin(), k);
   return starts;
@@ -335,13 +336,13 @@ void checkRefusals(std::mt19937_64& rng)
   // Translated boundaries that the pairing refuses: a record given twice,
   // a slot past those asked for (invalid_argument), a row past the matrix
   // (logic_error: the device's mistake).
-  auto rowsRefusal = [&](const std::function<void(std::vector<int64_t>&)>& spoil,
-                       const std::function<void(std::vector<size_t>&)>& spoilStarts = nullptr) {
+  auto rowsRefusal = [&](const std::function<void(BoundaryRecords&)>& spoil,
+                       const std::function<void(RecordStarts&)>& spoilStarts = nullptr) {
     MorsePairing pairing(g.dims, po);
     pairing.add(MorsePieceSummary(numbered));
     const std::vector<int64_t> need = pairing.pairByUnionFind();
-    std::vector<int64_t> flat = translated(piece.boundaries(need), pairing.boundaryRows(), numbered);
-    std::vector<size_t> starts;
+    BoundaryRecords flat = translated(piece.boundaries(need), pairing.boundaryRows(), numbered);
+    RecordStarts starts;
     if (spoilStarts)
     {
       starts = startsOf(flat);
@@ -362,27 +363,27 @@ void checkRefusals(std::mt19937_64& rng)
     }
     return std::string();
   };
-  expect(rowsRefusal([](std::vector<int64_t>& flat) {
-    const std::vector<int64_t> first(flat.begin(), flat.begin() + 2 + flat[1]);
+  expect(rowsRefusal([](BoundaryRecords& flat) {
+    const BoundaryRecords first(flat.begin(), flat.begin() + 2 + flat[1]);
     flat.insert(flat.end(), first.begin(), first.end());
   }).rfind("I persistence: a boundary that was not asked for, or given twice", 0) == 0,
     "a translated record given twice is refused");
-  expect(rowsRefusal([](std::vector<int64_t>& flat) { flat[0] = 1 << 30; })
+  expect(rowsRefusal([](BoundaryRecords& flat) { flat[0] = 1 << 30; })
            .rfind("I persistence: a boundary that was not asked for", 0) == 0,
     "a translated record's slot past those asked for is refused");
-  expect(rowsRefusal([](std::vector<int64_t>& flat) {
+  expect(rowsRefusal([](BoundaryRecords& flat) {
     if (flat[1] > 0)
       flat[2] = 1 << 30;
   }).rfind("L ", 0) == 0,
     "a translated row past the matrix is a logic error");
-  expect(rowsRefusal([](std::vector<int64_t>& flat) { flat[1] = static_cast<int64_t>(flat.size()); })
+  expect(rowsRefusal([](BoundaryRecords& flat) { flat[1] = static_cast<int64_t>(flat.size()); })
            .rfind("I persistence: malformed boundary list", 0) == 0,
     "a translated record cut short is refused");
   // Starts given: one past the records, one given twice.
-  expect(rowsRefusal([](std::vector<int64_t>&) {}, [](std::vector<size_t>& starts) { starts[0] = 1u << 30; })
+  expect(rowsRefusal([](BoundaryRecords&) {}, [](RecordStarts& starts) { starts[0] = 1u << 30; })
            .rfind("I persistence: malformed boundary list", 0) == 0,
     "a record's start past the records is refused");
-  expect(rowsRefusal([](std::vector<int64_t>&) {}, [](std::vector<size_t>& starts) { starts.push_back(starts[0]); })
+  expect(rowsRefusal([](BoundaryRecords&) {}, [](RecordStarts& starts) { starts.push_back(starts[0]); })
            .rfind("I persistence: a boundary that was not asked for, or given twice", 0) == 0,
     "a record's start given twice is refused");
 }

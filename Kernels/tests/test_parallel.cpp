@@ -244,6 +244,30 @@ void builtOnTop()
           std::to_string(size) + " items)");
     }
 
+  // populateOnThreads: the room past a vector's values made present (on
+  // huge pages too: 12 MiB), the values before it kept as they were.
+  for (const int threads : { 1, 3, 8 })
+    for (const size_t held : { size_t(0), size_t(5), size_t(700001) })
+    {
+      std::vector<int64_t> v(held);
+      for (size_t k = 0; k < held; ++k)
+        v[k] = static_cast<int64_t>(k * 7 + 3);
+      reserveOnHugePages(v, size_t(3) << 20);
+      populateOnThreads(v, threads);
+      bool kept = v.size() == held;
+      for (size_t k = 0; k < held && kept; ++k)
+        kept = v[k] == static_cast<int64_t>(k * 7 + 3);
+      v.resize(v.capacity(), 1);
+      expect(kept && v.back() == 1, "populateOnThreads keeps the values before the room (" +
+          std::to_string(threads) + " threads, " + std::to_string(held) + " held)");
+    }
+  {
+    std::vector<int64_t> full(10, 4);
+    full.shrink_to_fit();
+    populateOnThreads(full, 4); // no room: nothing to do
+    expect(full == std::vector<int64_t>(10, 4), "populateOnThreads without room");
+  }
+
   // isSortedOnThreads against std::is_sorted: sorted lists, and one
   // descent put anywhere, at the chunks' seams too (chunks of at least 2^15
   // items: 200,000 items make several).

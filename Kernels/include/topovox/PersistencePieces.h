@@ -147,6 +147,14 @@ struct BoundaryRows
   int64_t positions = 0;
 };
 
+// The GPU's boundary records as matrix rows (MorsePiece::heldBoundaries,
+// MorsePairing::addBoundaryRows) and where each starts: sized unwritten
+// (UninitializedAllocator.h), as the device's copy writes every value (a
+// std::vector zeroed a 512^3 field's 1.7 GB of records on one thread
+// first).
+using BoundaryRecords = std::vector<int64_t, UninitializedAllocator<int64_t>>;
+using RecordStarts = std::vector<size_t, UninitializedAllocator<size_t>>;
+
 class MorsePiece
 {
 public:
@@ -187,8 +195,7 @@ public:
   // into *starts. Where the device fails meanwhile, those boundaries are
   // computed on the CPU and returned as boundaries() gives them (with a
   // warning). Nothing where none is held.
-  std::vector<int64_t> heldBoundaries(
-    const int32_t* rowOf, std::vector<int64_t>* translated, std::vector<size_t>* starts) const;
+  std::vector<int64_t> heldBoundaries(const int32_t* rowOf, BoundaryRecords* translated, RecordStarts* starts) const;
 
 private:
   struct Impl;
@@ -222,7 +229,7 @@ public:
   // Records translated by the GPU (MorsePiece::heldBoundaries): slot,
   // count, rows; `starts`, where given, says where each record starts
   // (in any order), else the records are walked to find them.
-  void addBoundaryRows(const std::vector<int64_t>& flat, const std::vector<size_t>& starts = {});
+  void addBoundaryRows(const BoundaryRecords& flat, const RecordStarts& starts = {});
   // Reduces the rest with PHAT (once; finish() calls it if not yet done).
   void reduce();
   // Assembles the diagram of every pair found.

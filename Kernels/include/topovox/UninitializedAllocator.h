@@ -27,6 +27,13 @@ void freeBytes(void* p, std::size_t bytes);
 // Offers the whole 2 MiB pages inside [p, p + bytes) to the kernel as
 // transparent huge pages, from 4 MiB on (advice only; Linux).
 void adviseHugePages(void* p, std::size_t bytes);
+// Makes the pages of [p, p + bytes) present and writable now (Linux's
+// MADV_POPULATE_WRITE; where the kernel refuses it, by writing zeros), so
+// that later writes fault no more. For room about to be filled on one
+// thread: its page faults and the kernel's zeroing then run on the threads
+// that call this for parts of it (populateOnThreads, Parallel.h). The bytes
+// are not values the caller may read.
+void populateBytes(void* p, std::size_t bytes);
 
 // Room for n values of T from allocateBytes, freed when the pointer goes
 // (the values are not made or destroyed: plain or trivially destructible

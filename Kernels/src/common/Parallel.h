@@ -40,6 +40,23 @@ inline void forEachChunk(
   });
 }
 
+// The pages of a vector's room past its values (size() to capacity())
+// made present on `threads` threads (detail::populateBytes), before one
+// thread fills it: a diagram's 3 GB of pairs, value-initialised by
+// std::vector on one thread, took that thread 0.8 to 1.0 s on the H200
+// machine, half of it page faults (thirtieth session).
+template <typename Vector>
+void populateOnThreads(Vector& v, int threads)
+{
+  constexpr int64_t kPart = int64_t(2) << 20;
+  using Value = typename Vector::value_type;
+  char* const room = reinterpret_cast<char*>(v.data()) + v.size() * sizeof(Value);
+  const int64_t bytes = static_cast<int64_t>((v.capacity() - v.size()) * sizeof(Value));
+  parallelFor((bytes + kPart - 1) / kPart, threads, [&](int, int64_t p0, int64_t p1) {
+    detail::populateBytes(room + p0 * kPart, static_cast<size_t>(std::min(bytes, p1 * kPart) - p0 * kPart));
+  });
+}
+
 // Appends the parts to `out` in order, copied on `threads` threads, each
 // part freed once copied: for lists built a part per chunk or group of
 // work on the threads (a field's millions of critical cells or Morse
@@ -123,14 +140,20 @@ int64_t scanChunks(int64_t n, int threads, Share share, Sized sized, Fill fill)
   return before.back();
 }
 
+// A list of positions made on the threads: sized unwritten
+// (UninitializedAllocator.h), as each is written once by its chunk. (A
+// std::vector zeroed the 680 MB of a 512^3 field's lists of critical cells
+// on one thread first.)
+using PositionList = std::vector<int64_t, UninitializedAllocator<int64_t>>;
+
 // The j in [0, n) where keep(j) holds, in increasing order, found on the
 // threads (scanChunks). (The persistence pairing's lists of the critical
 // cells of one kind, tens of millions on a 512^3 field, were one thread's
 // loops.)
 template <typename Keep>
-std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
+PositionList positionsWhere(int64_t n, int threads, Keep keep)
 {
-  std::vector<int64_t> out;
+  PositionList out;
   scanChunks(
     n, threads,
     [&](int64_t j0, int64_t j1) {
@@ -155,7 +178,7 @@ std::vector<int64_t> positionsWhere(int64_t n, int threads, Keep keep)
 // pairing's lists of the critical cells of each dimension: one pass each
 // read the 2.7 GB of a 512^3 field's cells twice.)
 template <size_t K, typename Key>
-std::array<std::vector<int64_t>, K> positionsByKey(int64_t n, int threads, Key key)
+std::array<PositionList, K> positionsByKey(int64_t n, int threads, Key key)
 {
   const int64_t chunks = chunksOf(n, threads, int64_t(1) << 15);
   std::vector<std::array<int64_t, K>> count(static_cast<size_t>(chunks) + 1);
@@ -173,7 +196,7 @@ std::array<std::vector<int64_t>, K> positionsByKey(int64_t n, int threads, Key k
   for (size_t c = 1; c < count.size(); ++c)
     for (size_t b = 0; b < K; ++b)
       count[c][b] += count[c - 1][b];
-  std::array<std::vector<int64_t>, K> out;
+  std::array<PositionList, K> out;
   for (size_t b = 0; b < K; ++b)
     resizeOnHugePages(out[b], static_cast<size_t>(count.back()[b]));
   forEachChunk(n, chunks, static_cast<int>(chunks), [&](int64_t j0, int64_t j1, int64_t c) {

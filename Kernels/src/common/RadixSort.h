@@ -78,6 +78,15 @@ template <typename Record>
 void radixSortByKey(std::vector<Record, UninitializedAllocator<Record>>& records,
   std::vector<Record, UninitializedAllocator<Record>>& to, uint64_t differ, int threads)
 {
+  // (`to`'s pages made present on the threads first, in order: a pass's
+  // scattered writes would otherwise fault them in at random, contending
+  // for the process's page tables.)
+  if (to.capacity() < records.size())
+  {
+    std::vector<Record, UninitializedAllocator<Record>>().swap(to);
+    to.reserve(records.size());
+    populateOnThreads(to, threads);
+  }
   to.resize(records.size());
   for (int byte = 0; byte < 8; ++byte)
     if ((differ >> (8 * byte)) & 255)

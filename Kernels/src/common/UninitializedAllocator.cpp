@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -41,6 +42,20 @@ void* allocateBytes(std::size_t bytes)
 void freeBytes(void* p, std::size_t)
 {
   std::free(p);
+}
+
+void populateBytes(void* p, std::size_t bytes)
+{
+  if (bytes == 0)
+    return;
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  // (madvise takes a page-aligned start: the page holding p on.)
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = at / 4096 * 4096;
+  if (madvise(reinterpret_cast<void*>(first), at + bytes - first, MADV_POPULATE_WRITE) == 0)
+    return;
+#endif
+  std::memset(p, 0, bytes);
 }
 
 void adviseHugePages(void* p, std::size_t bytes)

@@ -91,7 +91,7 @@ public:
   // Appended to `out`, renumbered where `renumber` is given.
   void pairs(std::vector<std::pair<int64_t, int64_t>>& out, const int64_t* renumber) const
   {
-    const std::vector<int64_t> rows = positionsWhere(N, Threads, [&](int64_t r) { return Pivot[static_cast<size_t>(r)] >= 0; });
+    const PositionList rows = positionsWhere(N, Threads, [&](int64_t r) { return Pivot[static_cast<size_t>(r)] >= 0; });
     const size_t at = out.size();
     resizeOnHugePages(out, at + rows.size());
     parallelFor(static_cast<int64_t>(rows.size()), Threads, [&](int, int64_t k0, int64_t k1) {

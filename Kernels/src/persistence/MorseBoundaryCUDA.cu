@@ -315,12 +315,13 @@ struct HeldRecords
 namespace
 {
 // Records brought to the host (gigabytes at 512^3, written by the copy).
-std::vector<int64_t> recordsToHost(const std::vector<DeviceRecords>& parts)
+template <typename List>
+List recordsToHost(const std::vector<DeviceRecords>& parts)
 {
   size_t total = 0;
   for (const DeviceRecords& d : parts)
     total += d.written;
-  std::vector<int64_t> records;
+  List records;
   resizeOnHugePages(records, total);
   size_t at = 0;
   for (const DeviceRecords& d : parts)
@@ -465,7 +466,7 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const
     parts.push_back(boundaryPass(g, image, again, second, left, translation));
   }
   if (!translation.position)
-    return recordsToHost(parts);
+    return recordsToHost<std::vector<int64_t>>(parts);
   auto kept = std::make_shared<HeldRecords>();
   kept->parts = std::move(parts);
   kept->positions = rows.positions;
@@ -473,7 +474,7 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& g, int64_t image, const
   return {};
 }
 
-std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, std::vector<size_t>* starts)
+BoundaryRecords heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, RecordStarts* starts)
 {
   // (Test switch: "host" reads the rows on the host, as where the device
   // cannot spare their room; "fail" fails as a lost device would.)
@@ -495,7 +496,7 @@ std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, 
         check(cudaGetLastError(), "held rows launch");
       }
   }
-  std::vector<int64_t> records = recordsToHost(held.parts);
+  BoundaryRecords records = recordsToHost<BoundaryRecords>(held.parts);
   // Where each record starts (each launch's after the ones before), so
   // that the host need not walk the records one after another to find
   // them (0.45 s for a 512^3 field's 21.8 M records, twenty-ninth session).
@@ -508,8 +509,7 @@ std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, 
   {
     static_assert(sizeof(size_t) == sizeof(unsigned long long), "starts are copied as they are");
     if (d.records)
-      check(cudaMemcpy(starts->data() + at, d.starts.ptr, d.records * sizeof(size_t), cudaMemcpyDeviceToHost),
-        "cudaMemcpy");
+      cuda::copyToHost(starts->data() + at, d.starts.ptr, d.records * sizeof(size_t), defaultThreadCount());
     for (size_t k = at; k < at + d.records && base; ++k)
       (*starts)[k] += base;
     at += d.records;

@@ -199,7 +199,7 @@ struct MorsePairing::Impl
   bool Numbered = false;
   // The positions of the critical cells of each dimension, in order (made
   // for the union-finds, in one pass over the cells).
-  std::array<std::vector<int64_t>, 4> ByDimension;
+  std::array<PositionList, 4> ByDimension;
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
@@ -220,7 +220,7 @@ struct MorsePairing::Impl
   // 32-bit, so are its columns.)
   LargeArray<int32_t> MatrixColumn;
   LargeArray<int32_t> SlotColumn; // per slot, its cell's column
-  std::vector<int64_t> PositionOf;
+  PositionList PositionOf;
   bool Reduced = false; // reduce() has run: the reduction's pairs are in Pairs
 
   int64_t columnOf(int64_t cell) const { return Positions.find(cell); }
@@ -251,13 +251,13 @@ struct MorsePairing::Impl
   // marked on the threads (a slot given twice is refused, so no two
   // threads fill one column); their rows set as their columns, sorted, on
   // the threads.
-  template <typename SlotOf, typename RowOf>
-  void addRecords(const std::vector<int64_t>& flat, SlotOf slotOf, RowOf rowOf, const std::vector<size_t>& given = {})
+  template <typename Flat, typename SlotOf, typename RowOf>
+  void addRecords(const Flat& flat, SlotOf slotOf, RowOf rowOf, const RecordStarts& given = {})
   {
     auto whole = [&flat](size_t k) {
       return k + 2 <= flat.size() && flat[k + 1] >= 0 && k + 2 + static_cast<size_t>(flat[k + 1]) <= flat.size();
     };
-    std::vector<size_t> found;
+    RecordStarts found;
     if (given.empty())
       for (size_t k = 0; k < flat.size();)
       {
@@ -277,7 +277,7 @@ struct MorsePairing::Impl
       if (!fine)
         throw std::invalid_argument("persistence: malformed boundary list");
     }
-    const std::vector<size_t>& starts = given.empty() ? found : given;
+    const RecordStarts& starts = given.empty() ? found : given;
     const int64_t n = static_cast<int64_t>(starts.size());
     std::vector<int32_t> slots(starts.size());
     parallelFor(n, threads(), [&](int, int64_t r0, int64_t r1) {
@@ -307,7 +307,7 @@ struct MorsePairing::Impl
   // union-find (Skip) and not an empty one.
   bool boundaryWanted(size_t j) const { return !Skip[j] && !EmptyColumn[j]; }
   // Positions k of `list` (ByDimension's) whose boundary is wanted.
-  std::vector<int64_t> wantedIn(const std::vector<int64_t>& list, int threads) const
+  PositionList wantedIn(const PositionList& list, int threads) const
   {
     return positionsWhere(static_cast<int64_t>(list.size()), threads,
       [&](int64_t k) { return boundaryWanted(static_cast<size_t>(list[static_cast<size_t>(k)])); });
@@ -331,8 +331,8 @@ struct MorsePairing::Impl
     std::vector<Wanted, UninitializedAllocator<Wanted>> wanted, spare;
     for (int d = std::max(from, 1); d < to && d < static_cast<int>(ByDimension.size()); ++d)
     {
-      const std::vector<int64_t>& list = ByDimension[static_cast<size_t>(d)];
-      const std::vector<int64_t> kept = wantedIn(list, threads);
+      const PositionList& list = ByDimension[static_cast<size_t>(d)];
+      const PositionList kept = wantedIn(list, threads);
       const size_t at = wanted.size();
       resizeOnHugePages(wanted, at + kept.size());
       parallelFor(static_cast<int64_t>(kept.size()), threads, [&](int, int64_t k0, int64_t k1) {
@@ -410,7 +410,7 @@ struct MorsePairing::Impl
   // parallel steps run on `threads` threads.
   void pairTopDimension(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
-    const std::vector<int64_t>& maximumAt = numbered(Top, threads); // the maxima's positions, in order
+    const PositionList& maximumAt = numbered(Top, threads); // the maxima's positions, in order
     if (Numbered)
     {
       // The GPU has numbered the ends as below (the outside after every
@@ -456,11 +456,11 @@ struct MorsePairing::Impl
   // The dual's loop, from each (d-1)-cell's two ends (`ends`, per
   // position: the maxima's numbers, the outside after them) on.
   void pairTopDimensionLoop(std::vector<std::pair<int64_t, int64_t>>& pairs, persistence::UnionFind& maxima,
-    const std::array<int32_t, 2>* ends, const std::vector<int64_t>& maximumAt, int threads)
+    const std::array<int32_t, 2>* ends, const PositionList& maximumAt, int threads)
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
     reserveOnHugePages(pairs, pairs.size() + maximumAt.size()); // a pair kills a maximum
-    const std::vector<int64_t>& cells = ByDimension[static_cast<size_t>(Top - 1)];
+    const PositionList& cells = ByDimension[static_cast<size_t>(Top - 1)];
     const size_t first = pairs.size();
     elderRuleLoop(maxima, ends, cells, true, threads, "persistence: a (d-1)-cell without its two dual paths",
       [&](int64_t j, int64_t r1, int64_t r2) {
@@ -510,7 +510,7 @@ struct MorsePairing::Impl
   }
   template <typename Join, typename Cycle>
   static void elderRuleLoop(persistence::UnionFind& uf, const std::array<int32_t, 2>* ends,
-    const std::vector<int64_t>& cells, bool backward, int threads, const char* missing, Join join, Cycle cycle)
+    const PositionList& cells, bool backward, int threads, const char* missing, Join join, Cycle cycle)
   {
     const int64_t n = static_cast<int64_t>(cells.size());
     auto cellAt = [&](int64_t k) { return cells[static_cast<size_t>(backward ? n - 1 - k : k)]; };
@@ -559,7 +559,7 @@ struct MorsePairing::Impl
   // are positive: a reduction would zero them). As pairTopDimension.
   void pairDimensionZero(std::vector<std::pair<int64_t, int64_t>>& pairs, int threads)
   {
-    const std::vector<int64_t>& minimumAt = numbered(0, threads); // the minima's positions, in order
+    const PositionList& minimumAt = numbered(0, threads); // the minima's positions, in order
     if (Numbered)
     {
       if (EdgeEndNumbers.size() != Critical.size())
@@ -587,11 +587,15 @@ struct MorsePairing::Impl
   // Dimension 0's loop, from each edge's two ends (`ends`, per position:
   // the minima's numbers) on.
   void pairDimensionZeroLoop(std::vector<std::pair<int64_t, int64_t>>& pairs, persistence::UnionFind& minima,
-    const std::array<int32_t, 2>* ends, const std::vector<int64_t>& minimumAt, int threads)
+    const std::array<int32_t, 2>* ends, const PositionList& minimumAt, int threads)
   {
     const int64_t n = static_cast<int64_t>(Critical.size());
-    reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
-    const std::vector<int64_t>& edges = ByDimension[1];
+    if (pairs.capacity() < pairs.size() + minimumAt.size())
+    {
+      reserveOnHugePages(pairs, pairs.size() + minimumAt.size()); // a pair kills a minimum
+      populateOnThreads(pairs, threads); // (as pairByUnionFind's)
+    }
+    const PositionList& edges = ByDimension[1];
     const size_t first = pairs.size();
     elderRuleLoop(minima, ends, edges, false, threads, "persistence: a critical edge without its gradient paths",
       [&](int64_t j, int64_t r1, int64_t r2) {
@@ -612,7 +616,7 @@ struct MorsePairing::Impl
   // false) becomes that number's position, on the threads, after the loop
   // (inside it, one more read at random per pair on its one thread).
   static void numbersToPositions(std::vector<std::pair<int64_t, int64_t>>& pairs, size_t first,
-    const std::vector<int64_t>& positionOfNumber, bool birth, int threads)
+    const PositionList& positionOfNumber, bool birth, int threads)
   {
     parallelFor(static_cast<int64_t>(pairs.size() - first), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
@@ -626,7 +630,7 @@ struct MorsePairing::Impl
 
   // The number of each cell at the positions `at` (numbered()'s), per
   // position (-1 at the other positions).
-  LargeArray<int64_t> denseIndices(const std::vector<int64_t>& at, int threads)
+  LargeArray<int64_t> denseIndices(const PositionList& at, int threads)
   {
     LargeArray<int64_t> dense(Critical.size(), -1, threads);
     parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
@@ -641,9 +645,9 @@ struct MorsePairing::Impl
   // The union-find runs on these numbers: its arrays then hold a fraction
   // of the critical cells, and the order of the numbers is that of the
   // positions, which the elder rule compares.
-  const std::vector<int64_t>& numbered(int dimension, int threads)
+  const PositionList& numbered(int dimension, int threads)
   {
-    const std::vector<int64_t>& at = ByDimension[static_cast<size_t>(dimension)];
+    const PositionList& at = ByDimension[static_cast<size_t>(dimension)];
     parallelFor(static_cast<int64_t>(at.size()), threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         Skip[static_cast<size_t>(at[static_cast<size_t>(k)])] = 1;
@@ -753,6 +757,12 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
     sortCritical(p.Critical, threads);
     p.positionsNeeded();
   }
+  // Room for every pair from the start (a pair is two critical cells): the
+  // union-finds' and the reduction's pairs then go in without a copy, into
+  // pages made present here on the threads rather than by the loops'
+  // single threads.
+  reserveOnHugePages(p.Pairs, p.Critical.size() / 2 + 1);
+  populateOnThreads(p.Pairs, threads);
   assignOnHugePages(p.Skip, p.Critical.size(), 0);
   assignOnHugePages(p.EmptyColumn, p.Critical.size(), 0);
   p.ByDimension = positionsByKey<4>(static_cast<int64_t>(p.Critical.size()), threads,
@@ -831,7 +841,7 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
   else
     need = p.wantBoundaries(1, 4, threads);
   for (auto& list : p.ByDimension)
-    std::vector<int64_t>().swap(list);
+    PositionList().swap(list);
   // Each slot's column, now that the columns are known.
   if (!p.SlotOf.empty())
     parallelFor(n, threads, [&](int, int64_t j0, int64_t j1) {
@@ -872,7 +882,7 @@ BoundaryRows MorsePairing::boundaryRows() const
   return rows;
 }
 
-void MorsePairing::addBoundaryRows(const std::vector<int64_t>& flat, const std::vector<size_t>& starts)
+void MorsePairing::addBoundaryRows(const BoundaryRecords& flat, const RecordStarts& starts)
 {
   // Records [slot, count, rows...]: as given (-1: no row).
   Impl& p = *P;
@@ -941,7 +951,7 @@ void MorsePairing::reduce()
   p.SlotColumn = LargeArray<int32_t>();
   std::vector<char>().swap(p.Given);
   p.MatrixColumn = LargeArray<int32_t>();
-  const std::vector<int64_t>& positionOf = p.PositionOf;
+  const PositionList& positionOf = p.PositionOf;
   morse::MorseMatrix& matrix = p.Matrix;
   // The reduction's pairs (matrix columns) go after union-find's, as
   // positions, on the threads (a 512^3 field's 43 million pairs took this
@@ -993,7 +1003,7 @@ void MorsePairing::reduce()
   }
   // The matrix's memory goes before the diagram's comes.
   p.Matrix = morse::MorseMatrix();
-  std::vector<int64_t>().swap(p.PositionOf);
+  PositionList().swap(p.PositionOf);
 }
 
 PersistenceDiagram MorsePairing::finish()
@@ -1050,7 +1060,7 @@ PersistenceDiagram MorsePairing::finish()
     });
   // Unpaired critical cells are essential: components (the roots of the
   // union-find on minima), and whatever the matrix leaves.
-  const std::vector<int64_t> unpaired = positionsWhere(
+  const PositionList unpaired = positionsWhere(
     static_cast<int64_t>(p.Critical.size()), p.threads(), [&](int64_t j) { return !paired[static_cast<size_t>(j)]; });
   for (const int64_t j : unpaired)
     diagram.essential(cellOf(j));
@@ -1103,7 +1113,7 @@ void MorsePieceSummary::expandNumberedEnds(int top, int threads)
     return;
   const int64_t n = static_cast<int64_t>(critical.size());
   auto cellsOf = [&](int dimension) {
-    std::vector<int64_t> at =
+    PositionList at =
       positionsWhere(n, threads, [&](int64_t j) { return critical[static_cast<size_t>(j)].dimension == dimension; });
     for (int64_t& j : at)
       j = critical[static_cast<size_t>(j)].cell;
@@ -1116,10 +1126,10 @@ void MorsePieceSummary::expandNumberedEnds(int top, int threads)
                   bool outside, SummaryArray<int64_t>& out) {
     if (numbers.empty())
       return;
-    const std::vector<int64_t> ends = cellsOf(endDimension);
+    const PositionList ends = cellsOf(endDimension);
     if (numbers.size() != critical.size())
       throw std::logic_error("persistence: numbered path ends of the wrong length");
-    const std::vector<int64_t> cells =
+    const PositionList cells =
       positionsWhere(n, threads, [&](int64_t j) { return critical[static_cast<size_t>(j)].dimension == dimension; });
     const size_t width = outside ? 4 : 3;
     resizeOnHugePages(out, width * cells.size());

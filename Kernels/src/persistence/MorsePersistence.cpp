@@ -142,8 +142,8 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   if (pieces.size() == 1)
   {
     // The device's records as matrix rows, now that the rows are known.
-    std::vector<int64_t> held;
-    std::vector<size_t> starts;
+    BoundaryRecords held;
+    RecordStarts starts;
     const std::vector<int64_t> more = pieces[0].heldBoundaries(pairing.boundaryRows().rowOf, &held, &starts);
     lists[0].insert(lists[0].end(), more.begin(), more.end());
     pairing.addBoundaryRows(held, starts);

@@ -539,7 +539,7 @@ struct MorsePiece::Impl
         minimumOf.set(number, end);
       return end;
     };
-    const std::vector<int64_t> edges = positionsWhere(static_cast<int64_t>(Summary.critical.size()), Threads,
+    const PositionList edges = positionsWhere(static_cast<int64_t>(Summary.critical.size()), Threads,
       [&](int64_t j) { return Summary.critical[static_cast<size_t>(j)].dimension == 1; });
     assignOnHugePages(Summary.edgeEnds, 3 * edges.size(), -1);
     parallelForDynamic(static_cast<int64_t>(edges.size()), Threads, 1024, [&](int, int64_t e0, int64_t e1) {
@@ -812,7 +812,7 @@ std::vector<int64_t> MorsePiece::boundaries(
   // Those reported here, as local cells, found on the threads (a 512^3
   // field asks for 21.8 M); they are independent, so computed in parallel
   // (the gradient is only read), then flattened in order.
-  const std::vector<int64_t> at = positionsWhere(static_cast<int64_t>(cells.size()), P->Threads, [&](int64_t k) {
+  const PositionList at = positionsWhere(static_cast<int64_t>(cells.size()), P->Threads, [&](int64_t k) {
     int64_t c[3];
     return P->reportedLocal(cells[static_cast<size_t>(k)], c);
   });
@@ -899,7 +899,7 @@ std::vector<int64_t> MorsePiece::boundaries(
 }
 
 std::vector<int64_t> MorsePiece::heldBoundaries(
-  const int32_t* rowOf, std::vector<int64_t>* translated, std::vector<size_t>* starts) const
+  const int32_t* rowOf, BoundaryRecords* translated, RecordStarts* starts) const
 {
   translated->clear();
   starts->clear();

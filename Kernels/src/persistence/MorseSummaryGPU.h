@@ -125,7 +125,7 @@ std::vector<int64_t> boundariesGPU(const DeviceGradient& gradient, int64_t image
 // on the device, or on the host where the device cannot spare the room;
 // where each record starts in *starts (in no order). The device's records
 // are freed. Throws std::runtime_error on CUDA failures.
-std::vector<int64_t> heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, std::vector<size_t>* starts);
+BoundaryRecords heldRecordsToRows(HeldRecords& held, const int32_t* rowOf, RecordStarts* starts);
 
 // Image `image`'s gradient copied into `out` (its arrays sized here).
 void gradientToHost(const DeviceGradient& gradient, int64_t image, Gradient& out);
