@@ -5,7 +5,8 @@
 // few values (long runs of equal birth and death, one longer than the
 // runs sorted on one thread), with many, essential classes among them,
 // both filtration directions, several thread counts; and a rank too large
-// to pack, which sends the whole diagram to the comparison sort.
+// to pack, which sends the whole diagram to the comparison sort; and pairs
+// given in order, which are not sorted again.
 #include "../src/persistence/DiagramAssembly.h"
 
 #include "KernelCheck.h"
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace topovox;
@@ -102,6 +104,16 @@ int main()
           what + ": sorted by ranks, the comparison sort's order");
         expect(samePairs(build(given, true, super, threads, 777), byComparison),
           what + ": a rank too large to pack: the comparison sort, the same order");
+        // Given in the keys' order (as the Morse pairing gives a float
+        // field's pairs), the essential classes after them: not sorted
+        // again, the essential ones merged in.
+        std::vector<Given> ordered = given;
+        std::stable_sort(ordered.begin(), ordered.end(), [](const Given& a, const Given& b) {
+          return std::make_tuple(a.birth.dimension, a.birth.rank, a.death.rank) <
+            std::make_tuple(b.birth.dimension, b.birth.rank, b.death.rank);
+        });
+        expect(samePairs(build(ordered, true, super, threads), byComparison),
+          what + ": given in order, the essential classes merged in: the same order");
       }
   return kernel_check::finish();
 }

@@ -211,6 +211,24 @@ std::array<PositionList, K> positionsByKey(int64_t n, int threads, Key key)
   return out;
 }
 
+// Sorted a[0, na) and b[0, nb) merged into out[0, na + nb) (apart from
+// both) on `threads` threads, each its part of the output, cut by the
+// merge path; a's elements first among equal ones, as std::merge puts them.
+template <typename T, typename Less>
+void mergeOnThreads(const T* a, int64_t na, const T* b, int64_t nb, T* out, int threads, Less less)
+{
+  const int64_t n = na + nb;
+  const int64_t parts = chunksOf(n, std::max(threads, 1), 16384);
+  parallelFor(parts, threads, [&](int, int64_t p0, int64_t p1) {
+    for (int64_t part = p0; part < p1; ++part)
+    {
+      const int64_t k0 = n * part / parts, k1 = n * (part + 1) / parts;
+      const int64_t i0 = detail::mergeSplit(a, na, b, nb, k0, less), i1 = detail::mergeSplit(a, na, b, nb, k1, less);
+      std::merge(a + i0, a + i1, b + (k0 - i0), b + (k1 - i1), out + k0, less);
+    }
+  });
+}
+
 // std::sort on `threads` threads: contiguous chunks sorted in parallel, then
 // merged pairwise, round after round. The result is the same as std::sort's
 // for a strict weak order with no equal elements (ties may come out in

@@ -129,6 +129,9 @@ constexpr size_t kRankedSortFrom = size_t(1) << 15;
 constexpr int64_t kLongRun = int64_t(1) << 16;
 // Up to how many bits the keys include the death's rank (five passes).
 constexpr int kKeyWithDeathBits = 40;
+// Up to how many essential classes after entries in order are merged in
+// rather than sorted with them.
+constexpr int64_t kFewEssential = int64_t(1) << 20;
 
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
@@ -213,7 +216,31 @@ std::vector<PersistencePair> DiagramBuilder::finish()
           static_cast<uint64_t>(k) };
       }
     });
-    radixSortByKey(order, spare, differingKeyBits(order, threads), threads);
+    // Entries given in the diagram's order already, the essential classes
+    // after them (MorsePairing::finish gives each dimension's pairs in
+    // birth order: for a float field's keys of dimension and birth rank,
+    // the order), need no sort: the essential ones are merged in, after the
+    // entries of equal keys, where the stable radix sort puts them (which
+    // took 0.31 s of the H200 machine's 16 threads for a 512^3 field's
+    // 34.5 M entries; the check is one pass).
+    auto byKey = [](const Record& a, const Record& b) { return a.key < b.key; };
+    int64_t head = n;
+    while (head > 0 && n - head <= kFewEssential && Entries[static_cast<size_t>(head - 1)].essential)
+      --head;
+    if (n - head <= kFewEssential && isSortedOnThreads(order.data(), head, threads, byKey))
+    {
+      if (head < n)
+      {
+        std::stable_sort(order.begin() + head, order.end(), byKey);
+        spare.reserve(order.size());
+        populateOnThreads(spare, threads);
+        spare.resize(order.size());
+        mergeOnThreads(order.data(), head, order.data() + head, n - head, spare.data(), threads, byKey);
+        order.swap(spare);
+      }
+    }
+    else
+      radixSortByKey(order, spare, differingKeyBits(order, threads), threads);
     decltype(spare)().swap(spare);
     auto byEntry = [this](const Record& a, const Record& b) {
       return before(Entries[static_cast<size_t>(a.index)], Entries[static_cast<size_t>(b.index)]);

@@ -203,6 +203,16 @@ struct MorsePairing::Impl
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
+  // The runs of Pairs that each step left in its birth order: the dual's
+  // (births decreasing), dimension 0's and the reduction's (increasing).
+  // finish() gives the diagram each dimension's run in increasing order, so
+  // that its sort can be skipped (DiagramBuilder::finish checks).
+  struct Run
+  {
+    size_t start, count;
+    bool decreasing;
+  };
+  std::vector<Run> Runs;
   // The Morse boundaries asked for (positions), one slot each: SlotOf maps
   // a position to its slot (-1: none). Nothing at all when none is needed
   // (2D), rather than a vector per critical cell (millions, on noise).
@@ -608,7 +618,7 @@ struct MorsePairing::Impl
         Skip[static_cast<size_t>(j)] = 1;
       },
       [&](int64_t j) { EmptyColumn[static_cast<size_t>(j)] = 1; }); // creates a 1-cycle
-    numbersToPositions(pairs, first, minimumAt, true, threads);
+    inBirthOrder(pairs, first, minimumAt, threads);
   }
 
   // The union-finds' loops pair cells with the numbers of the minima
@@ -626,6 +636,45 @@ struct MorsePairing::Impl
         number = positionOfNumber[static_cast<size_t>(number)];
       }
     });
+  }
+
+  // Dimension 0's pairs[first...] (the killed minimum's number, the edge),
+  // which the loop gives in the edges' order, put in the minima's order
+  // (their numbers' and positions' order: the diagram's, which then need
+  // not be sorted), the numbers made positions; on the threads. A minimum
+  // is killed once (checked).
+  static void inBirthOrder(std::vector<std::pair<int64_t, int64_t>>& pairs, size_t first,
+    const PositionList& positionOfNumber, int threads)
+  {
+    const int64_t killed = static_cast<int64_t>(pairs.size() - first),
+                  minima = static_cast<int64_t>(positionOfNumber.size());
+    LargeArray<int64_t> killer(static_cast<size_t>(minima), -1, threads); // per minimum, its edge
+    std::atomic<bool> twice{ false };
+    parallelFor(killed, threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+      {
+        const auto& pr = pairs[first + static_cast<size_t>(k)];
+        if (__atomic_exchange_n(&killer[static_cast<size_t>(pr.first)], pr.second, __ATOMIC_RELAXED) >= 0)
+          twice = true;
+      }
+    });
+    if (twice)
+      throw std::logic_error("persistence: a minimum killed twice");
+    scanChunks(
+      minima, threads,
+      [&](int64_t m0, int64_t m1) {
+        int64_t c = 0;
+        for (int64_t m = m0; m < m1; ++m)
+          c += killer[static_cast<size_t>(m)] >= 0 ? 1 : 0;
+        return c;
+      },
+      [](int64_t) {},
+      [&](int64_t m0, int64_t m1, int64_t at) {
+        for (int64_t m = m0; m < m1; ++m)
+          if (killer[static_cast<size_t>(m)] >= 0)
+            pairs[first + static_cast<size_t>(at++)] = { positionOfNumber[static_cast<size_t>(m)],
+              killer[static_cast<size_t>(m)] };
+      });
   }
 
   // The number of each cell at the positions `at` (numbered()'s), per
@@ -797,9 +846,12 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
     // 512^3 k^-1 field on the H200 machine, twenty-seventh session: 0.66
     // and 2.2 s of those parts in the stage's 6 s).
     std::vector<std::pair<int64_t, int64_t>> zeroPairs;
+    const size_t before = p.Pairs.size();
     auto first = std::async(std::launch::async, [&] { dual(p.Pairs, threads / 2); });
     p.pairDimensionZero(zeroPairs, threads - threads / 2);
     first.get();
+    p.Runs.push_back({ before, p.Pairs.size() - before, true });
+    p.Runs.push_back({ p.Pairs.size(), zeroPairs.size(), false });
     p.Pairs.insert(p.Pairs.end(), zeroPairs.begin(), zeroPairs.end());
   }
   else
@@ -807,9 +859,17 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
     // In 2D an edge is the dual's (d-1)-cell and dimension 0's edge: the
     // dual first, as dimension 0 checks that no edge is paired twice.
     if (top)
+    {
+      const size_t from = p.Pairs.size();
       dual(p.Pairs, threads);
+      p.Runs.push_back({ from, p.Pairs.size() - from, true });
+    }
     if (zero)
+    {
+      const size_t from = p.Pairs.size();
       p.pairDimensionZero(p.Pairs, threads);
+      p.Runs.push_back({ from, p.Pairs.size() - from, false });
+    }
   }
   // The matrix holds the columns not settled by union-find, renumbered.
   // Rows of cells settled by union-find are dropped: those of negative
@@ -976,6 +1036,8 @@ void MorsePairing::reduce()
     // twenty-seventh session).
     // (Its pairs go straight after union-find's, as positions.)
     morse::reduceLockFree(matrix.columns(), p.threads(), p.Pairs, positionOf.data());
+    // (By birth: the pivots' rows in increasing order.)
+    p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs, false });
   }
   else
   {
@@ -996,10 +1058,12 @@ void MorsePairing::reduce()
     }
     else
       phat::compute_persistence_pairs<phat::twist_reduction>(pairs, matrix);
+    pairs.sort(); // by birth (PHAT lists them by death)
     append(pairs.get_num_pairs(), [&](int64_t k) {
       const auto pr = pairs.get_pair(k);
       return std::pair<int64_t, int64_t>(pr.first, pr.second);
     });
+    p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs, false });
   }
   // The matrix's memory goes before the diagram's comes.
   p.Matrix = morse::MorseMatrix();
@@ -1053,10 +1117,41 @@ PersistenceDiagram MorsePairing::finish()
       paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
     }
   });
+  // The pairs given run by run (Runs), each in increasing birth order, the
+  // runs by their pairs' dimension: where each run holds one dimension,
+  // the diagram's entries then come in its order, and its sort is skipped
+  // (DiagramBuilder::finish checks that they do). Where the runs do not
+  // cover the pairs, as they are.
+  std::vector<Impl::Run> runs;
+  size_t covered = 0;
+  for (const Impl::Run& r : p.Runs)
+    if (r.count > 0)
+    {
+      runs.push_back(r);
+      covered += r.count;
+    }
+  if (covered != p.Pairs.size())
+    runs = { Impl::Run{ 0, p.Pairs.size(), false } };
+  auto dimensionOf = [&p](const Impl::Run& r) {
+    return r.count ? p.Critical[static_cast<size_t>(p.Pairs[r.start].first)].dimension : 0;
+  };
+  std::stable_sort(runs.begin(), runs.end(),
+    [&](const Impl::Run& a, const Impl::Run& b) { return dimensionOf(a) < dimensionOf(b); });
+  std::vector<size_t> runFrom(runs.size() + 1, 0); // where each run starts in the order given
+  for (size_t r = 0; r < runs.size(); ++r)
+    runFrom[r + 1] = runFrom[r] + runs[r].count;
+  auto pairAt = [&](int64_t k) -> const std::pair<int64_t, int64_t>& {
+    size_t r = 0;
+    while (runFrom[r + 1] <= static_cast<size_t>(k))
+      ++r;
+    const size_t into = static_cast<size_t>(k) - runFrom[r];
+    return p.Pairs[runs[r].start + (runs[r].decreasing ? runs[r].count - 1 - into : into)];
+  };
   diagram.pairMany(static_cast<int64_t>(p.Pairs.size()), p.threads(),
     [&](int64_t k, persistence::PairCell& birth, persistence::PairCell& death) {
-      birth = cellOf(p.Pairs[static_cast<size_t>(k)].first);
-      death = cellOf(p.Pairs[static_cast<size_t>(k)].second);
+      const std::pair<int64_t, int64_t>& pr = pairAt(k);
+      birth = cellOf(pr.first);
+      death = cellOf(pr.second);
     });
   // Unpaired critical cells are essential: components (the roots of the
   // union-find on minima), and whatever the matrix leaves.
