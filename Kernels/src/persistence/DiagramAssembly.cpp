@@ -133,6 +133,22 @@ constexpr int kKeyWithDeathBits = 40;
 // rather than sorted with them.
 constexpr int64_t kFewEssential = int64_t(1) << 20;
 
+void DiagramBuilder::prepareOutput(size_t atMost)
+{
+  if (OutMade.valid() || Out.capacity() > 0)
+    return;
+  auto make = [this, atMost] { Out.resize(atMost); };
+  const int threads = threadCount(Options.threads);
+  reserveOnHugePages(Out, atMost);
+  if (atMost >= kPairsMadeAside && threads > 1)
+  {
+    populateOnThreads(Out, threads);
+    OutMade = std::async(std::launch::async, make);
+  }
+  else
+    make();
+}
+
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
   // The entries in the diagram's order (before()), then written out as
@@ -153,24 +169,22 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // the H200 machine's 16 threads by before() (twenty-eighth session).
   const int threads = threadCount(Options.threads);
   const int64_t n = static_cast<int64_t>(Entries.size());
-  // The output's room is made while the entries sort: std::vector value-
-  // initialises its pairs on one thread (88 bytes each: 3.8 GB for a 512^3
-  // field's 42.7 M pairs; on huge pages), which needs nothing from the
-  // sort. From a million pairs on (a thread's start costs tens of
-  // microseconds), and with the room's pages made present on all threads
-  // first: that thread's page faults had made it outlast the sort by 0.45
-  // to 0.65 s (512^3 fields, H200 machine, thirtieth session).
-  std::vector<PersistencePair> pairs;
-  auto make = [&] { resizeOnHugePages(pairs, Entries.size()); };
-  std::future<void> made;
-  if (Entries.size() >= kPairsMadeAside && threads > 1)
-  {
-    reserveOnHugePages(pairs, Entries.size());
-    populateOnThreads(pairs, threads);
-    made = std::async(std::launch::async, make);
-  }
-  else
-    make();
+  // The output's room is made while the entries sort, or from
+  // prepareOutput on, on a thread of its own (a thread's start costs tens
+  // of microseconds: from a million pairs on), its pages made present on
+  // all threads first: that thread's page faults had made it outlast the
+  // sort by 0.45 to 0.65 s (512^3 fields, H200 machine, thirtieth session).
+  prepareOutput(Entries.size());
+  std::vector<PersistencePair>& pairs = Out;
+  auto made = [&] {
+    if (OutMade.valid())
+      OutMade.get(); // (rethrows the thread's bad_alloc)
+    if (pairs.size() < Entries.size())
+      resizeOnHugePages(pairs, Entries.size()); // (more than prepareOutput was told)
+    pairs.resize(Entries.size());
+    if (pairs.capacity() - pairs.size() > pairs.size() / 8)
+      pairs.shrink_to_fit(); // (many pairs not kept: a copy, rather than holding their room)
+  };
   auto write = [this](const Entry& e, PersistencePair& p) {
     p.dimension = e.dimension;
     p.birth = e.birth;
@@ -279,8 +293,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
         parallelSort(part, threads, byEntry);
         std::copy(part.begin(), part.end(), order.begin() + run.first);
       }
-    if (made.valid())
-      made.get(); // (rethrows the thread's bad_alloc)
+    made();
     parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         write(Entries[static_cast<size_t>(order[static_cast<size_t>(k)].index)], pairs[static_cast<size_t>(k)]);
@@ -289,15 +302,14 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   else
   {
     parallelSort(Entries, threads, [this](const Entry& a, const Entry& b) { return before(a, b); });
-    if (made.valid())
-      made.get();
+    made();
     parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
         write(Entries[static_cast<size_t>(k)], pairs[static_cast<size_t>(k)]);
     });
   }
   decltype(Entries)().swap(Entries);
-  return pairs;
+  return std::move(Out);
 }
 
 StageLog::StageLog(const PersistenceOptions& options)

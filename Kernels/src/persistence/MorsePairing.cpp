@@ -1076,6 +1076,9 @@ PersistenceDiagram MorsePairing::finish()
   Impl& p = *P;
   persistence::DiagramBuilder diagram(p.Dims, p.Options);
   diagram.reserve(p.Pairs.size() + 16); // the pairs, and a few essential classes
+  // The output's room, made meanwhile: every pair, and every cell left
+  // unpaired (an essential class), at most.
+  diagram.prepareOutput(p.Critical.size() - std::min(p.Critical.size(), p.Pairs.size()));
   // Each position's value rank among the distinct values (the cells are
   // in filtration order: a new rank where the value changes), so that the
   // diagram sorts by ranks (DiagramBuilder::finish).
