@@ -125,18 +125,9 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   // positions, and given as matrix rows once the rows are known; the rest
   // come as cells.
   std::vector<std::vector<int64_t>> lists(pieces.size());
-  // A single piece's are computed on a thread of their own, waited for
-  // once the union-find stage is done: the device's traversals need
-  // nothing more from the pairing (the slots it reads stay as they are),
-  // so the early request's go on while the stage ends instead of holding
-  // up its dual half (512^3 fields on the H200 machine: 0.4 s of
-  // traversals after the dual's loop, thirtieth session).
-  std::future<void> fetched;
   auto fetch = [&](const std::vector<int64_t>& need, const BoundaryRows& slots) {
     if (pieces.size() == 1)
-      fetched = std::async(std::launch::async, [&pieces, &lists, need, slots] {
-        lists[0] = pieces[0].boundaries(need, slots);
-      });
+      lists[0] = pieces[0].boundaries(need, slots);
     else
       parallelFor(static_cast<int64_t>(pieces.size()), threads, [&](int, int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
@@ -148,8 +139,6 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
   stages.progress(0.5);
   if (!need.empty())
     fetch(need, pairing.boundaryRows());
-  if (fetched.valid())
-    fetched.get(); // (rethrows what the thread threw)
   if (pieces.size() == 1)
   {
     // The device's records as matrix rows, now that the rows are known.
