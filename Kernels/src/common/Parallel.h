@@ -98,6 +98,16 @@ int64_t mergeSplit(const T* a, int64_t na, const T* b, int64_t nb, int64_t k, Le
   }
   return lo;
 }
+
+// Outputs [k0, k1) of merging sorted a[0, na) and b[0, nb) (std::merge's
+// order), written at out + k0: one thread's part of a merge cut by the
+// merge path.
+template <typename T, typename Less>
+void mergePart(const T* a, int64_t na, const T* b, int64_t nb, int64_t k0, int64_t k1, T* out, Less& less)
+{
+  const int64_t i0 = mergeSplit(a, na, b, nb, k0, less), i1 = mergeSplit(a, na, b, nb, k1, less);
+  std::merge(a + i0, a + i1, b + (k0 - i0), b + (k1 - i1), out + k0, less);
+}
 }
 
 // Whether v[0, n) is sorted by `less` (no element less than the one before
@@ -221,11 +231,7 @@ void mergeOnThreads(const T* a, int64_t na, const T* b, int64_t nb, T* out, int 
   const int64_t parts = chunksOf(n, std::max(threads, 1), 16384);
   parallelFor(parts, threads, [&](int, int64_t p0, int64_t p1) {
     for (int64_t part = p0; part < p1; ++part)
-    {
-      const int64_t k0 = n * part / parts, k1 = n * (part + 1) / parts;
-      const int64_t i0 = detail::mergeSplit(a, na, b, nb, k0, less), i1 = detail::mergeSplit(a, na, b, nb, k1, less);
-      std::merge(a + i0, a + i1, b + (k0 - i0), b + (k1 - i1), out + k0, less);
-    }
+      detail::mergePart(a, na, b, nb, n * part / parts, n * (part + 1) / parts, out, less);
   });
 }
 
@@ -270,13 +276,9 @@ void parallelSort(std::vector<T, Allocator>& v, int threads, Less less)
         {
           const int64_t m = t / parts, part = t % parts, first = 2 * width * m;
           const int64_t lo = at(first), mid = at(first + width), hi = at(first + 2 * width);
-          const T* a = from + lo;
-          const T* b = from + mid;
-          const int64_t na = mid - lo, nb = hi - mid, k0 = (na + nb) * part / parts,
-                        k1 = (na + nb) * (part + 1) / parts;
-          const int64_t i0 = detail::mergeSplit(a, na, b, nb, k0, less),
-                        i1 = detail::mergeSplit(a, na, b, nb, k1, less);
-          std::merge(a + i0, a + i1, b + (k0 - i0), b + (k1 - i1), to + lo + k0, less);
+          const int64_t na = mid - lo, nb = hi - mid;
+          detail::mergePart(from + lo, na, from + mid, nb, (na + nb) * part / parts, (na + nb) * (part + 1) / parts,
+            to + lo, less);
         }
       });
       std::swap(from, to);

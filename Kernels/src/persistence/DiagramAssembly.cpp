@@ -120,8 +120,8 @@ bool DiagramBuilder::before(const Entry& a, const Entry& b) const
   return a.deathVoxel != b.deathVoxel && coordinatesBefore(a.deathVoxel, b.deathVoxel);
 }
 
-// From how many pairs finish() makes the output's room on a thread of its
-// own while the entries sort.
+// From how many pairs the output's room is made on a thread of its own
+// (prepareOutput), beside the making and the sort of the entries.
 constexpr size_t kPairsMadeAside = size_t(1) << 20;
 // From how many entries finish() sorts by their ranks where it can, and
 // from how long a run of equal keys is sorted on all threads.

@@ -203,14 +203,13 @@ struct MorsePairing::Impl
   std::vector<char> Skip;        // columns left out of the matrix
   std::vector<char> EmptyColumn; // positive edges: no boundary needed
   std::vector<std::pair<int64_t, int64_t>> Pairs; // (birth, death) positions
-  // The runs of Pairs that each step left in its birth order: the dual's
-  // (births decreasing), dimension 0's and the reduction's (increasing).
-  // finish() gives the diagram each dimension's run in increasing order, so
-  // that its sort can be skipped (DiagramBuilder::finish checks).
+  // The runs of Pairs that each step left in increasing birth order: the
+  // dual's, dimension 0's and the reduction's. finish() gives the diagram
+  // the runs by dimension, so that its sort can be skipped
+  // (DiagramBuilder::finish checks).
   struct Run
   {
     size_t start, count;
-    bool decreasing;
   };
   std::vector<Run> Runs;
   // The Morse boundaries asked for (positions), one slot each: SlotOf maps
@@ -482,6 +481,13 @@ struct MorsePairing::Impl
       },
       [](int64_t) {});
     numbersToPositions(pairs, first, maximumAt, false, threads);
+    // (The loop went down the cells: its pairs turned round into increasing
+    // birth order, the diagram's.)
+    const int64_t count = static_cast<int64_t>(pairs.size() - first);
+    parallelFor(count / 2, threads, [&](int, int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        std::swap(pairs[first + static_cast<size_t>(k)], pairs[first + static_cast<size_t>(count - 1 - k)]);
+    });
   }
 
   // The elder rule's loop, both union-finds': over `cells` (positions; in
@@ -850,8 +856,8 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
     auto first = std::async(std::launch::async, [&] { dual(p.Pairs, threads / 2); });
     p.pairDimensionZero(zeroPairs, threads - threads / 2);
     first.get();
-    p.Runs.push_back({ before, p.Pairs.size() - before, true });
-    p.Runs.push_back({ p.Pairs.size(), zeroPairs.size(), false });
+    p.Runs.push_back({ before, p.Pairs.size() - before });
+    p.Runs.push_back({ p.Pairs.size(), zeroPairs.size() });
     p.Pairs.insert(p.Pairs.end(), zeroPairs.begin(), zeroPairs.end());
   }
   else
@@ -862,13 +868,13 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
     {
       const size_t from = p.Pairs.size();
       dual(p.Pairs, threads);
-      p.Runs.push_back({ from, p.Pairs.size() - from, true });
+      p.Runs.push_back({ from, p.Pairs.size() - from });
     }
     if (zero)
     {
       const size_t from = p.Pairs.size();
       p.pairDimensionZero(p.Pairs, threads);
-      p.Runs.push_back({ from, p.Pairs.size() - from, false });
+      p.Runs.push_back({ from, p.Pairs.size() - from });
     }
   }
   // The matrix holds the columns not settled by union-find, renumbered.
@@ -1037,7 +1043,7 @@ void MorsePairing::reduce()
     // (Its pairs go straight after union-find's, as positions.)
     morse::reduceLockFree(matrix.columns(), p.threads(), p.Pairs, positionOf.data());
     // (By birth: the pivots' rows in increasing order.)
-    p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs, false });
+    p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs });
   }
   else
   {
@@ -1063,7 +1069,7 @@ void MorsePairing::reduce()
       const auto pr = pairs.get_pair(k);
       return std::pair<int64_t, int64_t>(pr.first, pr.second);
     });
-    p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs, false });
+    p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs });
   }
   // The matrix's memory goes before the diagram's comes.
   p.Matrix = morse::MorseMatrix();
@@ -1120,7 +1126,7 @@ PersistenceDiagram MorsePairing::finish()
       paired[static_cast<size_t>(pr.first)] = paired[static_cast<size_t>(pr.second)] = 1;
     }
   });
-  // The pairs given run by run (Runs), each in increasing birth order, the
+  // The pairs given run by run (Runs, each in increasing birth order), the
   // runs by their pairs' dimension: where each run holds one dimension,
   // the diagram's entries then come in its order, and its sort is skipped
   // (DiagramBuilder::finish checks that they do). Where the runs do not
@@ -1134,7 +1140,7 @@ PersistenceDiagram MorsePairing::finish()
       covered += r.count;
     }
   if (covered != p.Pairs.size())
-    runs = { Impl::Run{ 0, p.Pairs.size(), false } };
+    runs = { Impl::Run{ 0, p.Pairs.size() } };
   auto dimensionOf = [&p](const Impl::Run& r) {
     return r.count ? p.Critical[static_cast<size_t>(p.Pairs[r.start].first)].dimension : 0;
   };
@@ -1147,8 +1153,7 @@ PersistenceDiagram MorsePairing::finish()
     size_t r = 0;
     while (runFrom[r + 1] <= static_cast<size_t>(k))
       ++r;
-    const size_t into = static_cast<size_t>(k) - runFrom[r];
-    return p.Pairs[runs[r].start + (runs[r].decreasing ? runs[r].count - 1 - into : into)];
+    return p.Pairs[runs[r].start + (static_cast<size_t>(k) - runFrom[r])];
   };
   diagram.pairMany(static_cast<int64_t>(p.Pairs.size()), p.threads(),
     [&](int64_t k, persistence::PairCell& birth, persistence::PairCell& death) {
