@@ -177,33 +177,34 @@ void addPersistenceOptions(OptionParser& p, PersistenceArguments& a)
     "  topovox persistence image.npy --format cripser -o ph.npy");
 }
 
-// The kernels' pairs as a table in the chosen format.
-Table diagramTable(
-  const PersistenceDiagram& diagram, const Image& image, bool superlevel, DiagramFormat format, int threads)
+// The kernels' pairs as rows in the chosen format, made on demand (a
+// 512^3 field's 34.5 M pairs are 2.5 GB of rows: written straight into the
+// output, they need not exist as a table first). `diagram` and `image`
+// must outlive the source.
+RowSource diagramRows(const PersistenceDiagram& diagram, const Image& image, bool superlevel, DiagramFormat format)
 {
-  Table t;
-  const double inf = std::numeric_limits<double>::infinity();
+  RowSource rows;
   const bool ours = format == DiagramFormat::TopoVox;
   if (ours)
-    t.columns = { "dimension", "birth", "death", "birth_x", "birth_y", "birth_z", "death_x", "death_y", "death_z" };
+    rows.columns = { "dimension", "birth", "death", "birth_x", "birth_y", "birth_z", "death_x", "death_y", "death_z" };
   else
   {
     // CubicalRipser's layout: numpy indices of the array as np.load returns
     // it. A C-ordered array (and a raw file, read as one) has its axes in
     // the order z, y, x; a Fortran-ordered one x, y, z.
-    t.columns = { "dim", "birth", "death", "x1", "y1", "z1", "x2", "y2", "z2" };
-    t.header = false; // cubicalripser's own CSV has none (np.loadtxt reads it)
+    rows.columns = { "dim", "birth", "death", "x1", "y1", "z1", "x2", "y2", "z2" };
+    rows.header = false; // cubicalripser's own CSV has none (np.loadtxt reads it)
   }
-  const size_t width = t.columns.size();
+  rows.rows = diagram.pairs.size();
+  const size_t width = rows.columns.size();
   const int axes = image.axes;
-  // Row k is pair k's: sized unwritten, filled on the threads (a 512^3
-  // field's 42.7 M rows took 2.4 s on one thread).
-  t.values.resize(diagram.pairs.size() * width);
-  parallelFor(static_cast<int64_t>(diagram.pairs.size()), threads, [&](int, int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k)
+  const bool fortran = image.fortranOrder;
+  rows.fill = [&diagram, width, ours, superlevel, axes, fortran](size_t r0, size_t r1, double* out) {
+    const double inf = std::numeric_limits<double>::infinity();
+    for (size_t k = r0; k < r1; ++k)
     {
-      const PersistencePair& p = diagram.pairs[static_cast<size_t>(k)];
-      double* row = t.values.data() + static_cast<size_t>(k) * width;
+      const PersistencePair& p = diagram.pairs[k];
+      double* row = out + (k - r0) * width;
       row[0] = p.dimension;
       row[1] = p.birth;
       if (ours)
@@ -219,12 +220,24 @@ Table diagramTable(
       row[2] = p.essential ? (superlevel ? -DBL_MAX : DBL_MAX) : p.death;
       for (int c = 0; c < 3; ++c)
       {
-        const int axis = c >= axes ? -1 : image.fortranOrder ? c : axes - 1 - c;
+        const int axis = c >= axes ? -1 : fortran ? c : axes - 1 - c;
         row[3 + c] = axis < 0 ? 0.0 : static_cast<double>(p.birthVoxel[axis]);
         row[6 + c] = p.essential ? -1.0 : axis < 0 ? 0.0 : static_cast<double>(p.deathVoxel[axis]);
       }
     }
-  });
+  };
+  return rows;
+}
+
+// The same as a table (a batch's images' tables are joined into one).
+Table diagramTable(const PersistenceDiagram& diagram, const Image& image, bool superlevel, DiagramFormat format)
+{
+  const RowSource rows = diagramRows(diagram, image, superlevel, format);
+  Table t;
+  t.columns = rows.columns;
+  t.header = rows.header;
+  t.values.resize(rows.rows * rows.columns.size());
+  rows.fill(0, rows.rows, t.values.data());
   return t;
 }
 
@@ -297,7 +310,7 @@ int runBatch(const Image& image, PersistenceOptions options, const PersistenceAr
   all.values.reserve(rows * 10);
   for (int64_t k = 0; k < count; ++k)
   {
-    const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox, 1);
+    const Table t = diagramTable(diagrams[static_cast<size_t>(k)], layout, superlevel, DiagramFormat::TopoVox);
     appendImageRows(all, t, k);
     pairs += t.rowCount();
   }
@@ -469,8 +482,7 @@ int runPersistence(const std::vector<std::string>& args)
       describeDevice(diagram.device, options.threads) + ": " + seconds(watch.seconds()));
   }
 
-  writeTableLogged(
-    output, diagramTable(diagram, image, superlevel, a.format, threads), format, a.output, verbose, threads);
+  writeRowsLogged(output, diagramRows(diagram, image, superlevel, a.format), format, a.output, verbose, threads);
   return ExitSuccess;
 }
 

@@ -34,15 +34,21 @@ Image readInputLogged(const std::string& path, const InputOptions& options, bool
   return image;
 }
 
-void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
+void writeRowsLogged(OutputFile& output, const RowSource& rows, TableFormat format,
   const std::string& outputName, bool verbose, int threads)
 {
   Stopwatch watch;
-  writeTable(output.stream(), table, format, threads);
+  writeRows(output, rows, format, threads);
   output.commit();
   if (verbose)
     say("wrote " + (output.isStdout() ? std::string("stdout") : outputName) + " (" +
-      std::to_string(table.rowCount()) + " rows): " + seconds(watch.seconds()));
+      std::to_string(rows.rows) + " rows): " + seconds(watch.seconds()));
+}
+
+void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
+  const std::string& outputName, bool verbose, int threads)
+{
+  writeRowsLogged(output, rowsOf(table), format, outputName, verbose, threads);
 }
 
 std::vector<double> valuesOf(const Image& image)

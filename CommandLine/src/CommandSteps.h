@@ -65,8 +65,12 @@ void addWarning(std::string& all, const std::string& warning);
 // column (the batch table takes the columns of the first one appended).
 void appendImageRows(Table& batch, const Table& one, int64_t k);
 
-// Writes the table (CSV formatted on `threads` threads), commits the
-// output, and says so under --verbose.
+// Writes the rows (made, and CSV formatted, on `threads` threads), commits
+// the output, and says so under --verbose.
+void writeRowsLogged(OutputFile& output, const RowSource& rows, TableFormat format,
+  const std::string& outputName, bool verbose, int threads = 1);
+
+// writeRowsLogged of the table's rows.
 void writeTableLogged(OutputFile& output, const Table& table, TableFormat format,
   const std::string& outputName, bool verbose, int threads = 1);
 

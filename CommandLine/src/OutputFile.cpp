@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,8 +91,46 @@ OutputFile::~OutputFile()
   discard();
 }
 
+char* OutputFile::mapSized(size_t bytes)
+{
+  const char* env = std::getenv("TOPOVOX_OUTPUT_MAP");
+  if (isStdout() || mapped_ || bytes == 0 || (env && std::strcmp(env, "0") == 0) ||
+    std::fflush(stream_) != 0 || std::ftell(stream_) != 0)
+    return nullptr;
+#ifdef __linux__
+  const int fd = ::fileno(stream_);
+  // fallocate, not posix_fallocate: where the file system has none, glibc's
+  // posix_fallocate writes the zeros itself, slower than writing the data.
+  void* at = MAP_FAILED;
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) == 0)
+    at = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (at == MAP_FAILED)
+  {
+    // Back to an empty file for the stream (a failed fallocate may have
+    // reserved part).
+    if (::ftruncate(fd, 0) != 0)
+      throw Error("cannot write " + path_ + ": " + errnoText());
+    return nullptr;
+  }
+  mapped_ = static_cast<char*>(at);
+  mappedBytes_ = bytes;
+  return mapped_;
+#else
+  return nullptr;
+#endif
+}
+
+void OutputFile::unmap()
+{
+  if (mapped_)
+    ::munmap(mapped_, mappedBytes_);
+  mapped_ = nullptr;
+  mappedBytes_ = 0;
+}
+
 void OutputFile::discard()
 {
+  unmap();
   if (stream_ && !isStdout())
     std::fclose(stream_);
   stream_ = nullptr;
@@ -111,6 +150,7 @@ void OutputFile::commit()
       throw Error("cannot write to stdout: " + errnoText());
     return;
   }
+  unmap(); // (its pages are the file's: written back as write()'s would be)
   const bool writeFailed = std::ferror(stream_) != 0;
   const int closed = std::fclose(stream_); // flushes: ENOSPC shows up here
   stream_ = nullptr;
