@@ -346,9 +346,10 @@ void UnionFind::merge(int64_t a, int64_t b, int64_t label)
   // (A root's `up` is -1 - rank: the higher rank is the lower value.)
   if (Node[static_cast<size_t>(a)].up > Node[static_cast<size_t>(b)].up)
     std::swap(a, b);
+  // (Links written atomically: root() may read them on other threads.)
   if (Node[static_cast<size_t>(a)].up == Node[static_cast<size_t>(b)].up)
-    --Node[static_cast<size_t>(a)].up;
-  Node[static_cast<size_t>(b)].up = static_cast<int32_t>(a);
+    __atomic_store_n(&Node[static_cast<size_t>(a)].up, Node[static_cast<size_t>(a)].up - 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&Node[static_cast<size_t>(b)].up, static_cast<int32_t>(a), __ATOMIC_RELAXED);
   Node[static_cast<size_t>(a)].label = static_cast<int32_t>(label);
 }
 
@@ -360,7 +361,7 @@ int64_t UnionFind::find(int64_t x)
     const int32_t above = Node[static_cast<size_t>(up)].up;
     if (above < 0)
       return up;
-    Node[static_cast<size_t>(x)].up = above;
+    __atomic_store_n(&Node[static_cast<size_t>(x)].up, above, __ATOMIC_RELAXED); // (as merge's)
     x = above;
   }
   return x;

@@ -186,12 +186,16 @@ class UnionFind
 public:
   UnionFind(size_t n, int threads); // n singletons, made on `threads` threads
   int64_t find(int64_t x);                   // the set's root
-  // The set's root without shortening the path there: for several threads
-  // at once while none merges or finds.
+  // A root x's set had without shortening the path there: for several
+  // threads at once, also beside one thread's merges and finds. Its
+  // parent links are read atomically (merge() and find() write them so):
+  // each leads to an ancestor, in the same set, and a node's ancestors stay
+  // its ancestors, so the walk ends, at the root of x's set or of a set
+  // that has since been merged into it.
   int64_t root(int64_t x) const
   {
-    while (Node[static_cast<size_t>(x)].up >= 0)
-      x = Node[static_cast<size_t>(x)].up;
+    for (int32_t up; (up = __atomic_load_n(&Node[static_cast<size_t>(x)].up, __ATOMIC_RELAXED)) >= 0;)
+      x = up;
     return x;
   }
   int64_t label(int64_t root) const { return Node[static_cast<size_t>(root)].label; }

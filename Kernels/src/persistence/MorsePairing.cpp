@@ -498,22 +498,26 @@ struct MorsePairing::Impl
   // thrown for a cell without its two ends.
   //
   // In blocks of kLoopBlock cells. First, on the threads, each cell's two
-  // roots as the union-find stands at the block's start (read only: no
-  // thread merges meanwhile); a cell whose two are one is a cycle for good,
-  // since components only grow. Then one thread goes through the block in
-  // order, finding the current roots of the other cells from those (a step
-  // or two: only the block's own joins lie between) and joining. The serial
-  // part reads what the threads have just read, and skips the cycles. A
-  // 512^3 Gaussian field's dimension-0 loop (38.3 M edges, 16.6 M minima:
-  // each edge two finds at random in 133 MB) took 3.6 to 4.5 s as one
-  // thread's loop on the H200 machine; in blocks, 17.2 M of its edges
+  // roots (read only: UnionFind::root); a cell whose two are one is a cycle
+  // for good, since components only grow. Then one thread goes through the
+  // block in order, finding the current roots of the other cells from
+  // those (a step or two: only the joins since lie between) and joining.
+  // The serial part reads what the threads have just read, and skips the
+  // cycles. A 512^3 Gaussian field's dimension-0 loop (38.3 M edges, 16.6 M
+  // minima: each edge two finds at random in 133 MB) took 3.6 to 4.5 s as
+  // one thread's loop on the H200 machine; in blocks, 17.2 M of its edges
   // reached the serial part, which took 2.2 s, after 0.8 s of roots on 8
-  // threads (bench/README.md, twenty-seventh session). Blocks whose serial
-  // part found its cells' roots from the path ends again (twenty-fifth
-  // session) gained nothing and were reverted: the roots must be kept. Nor
-  // did a serial part on a small union-find of the block's roots, numbered
-  // on the threads and written back by them after (twenty-eighth session:
-  // 3.65 and 4.08 s for the stage against 3.51 and 3.72 s).
+  // threads (bench/README.md, twenty-seventh session). The other threads
+  // find the next block's roots while one thread joins this block's
+  // (root() reads beside the joins' writes; roots found before the
+  // block's joins are still in the right components): at 512^3 k^-2 the
+  // roots had taken 0.52 s and the serial part 0.75 s one after the other
+  // (thirty-first session). Blocks whose serial part found its cells'
+  // roots from the path ends again (twenty-fifth session) gained nothing
+  // and were reverted: the roots must be kept. Nor did a serial part on a
+  // small union-find of the block's roots, numbered on the threads and
+  // written back by them after (twenty-eighth session: 3.65 and 4.08 s for
+  // the stage against 3.51 and 3.72 s).
   static constexpr int64_t kLoopBlock = int64_t(1) << 17;
   static constexpr int64_t kAhead = 8; // the serial part asks for records this many cells early
   // kLoopBlock, or TOPOVOX_UNION_FIND_BLOCK cells (for the tests: small
@@ -528,32 +532,33 @@ struct MorsePairing::Impl
   static void elderRuleLoop(persistence::UnionFind& uf, const std::array<int32_t, 2>* ends,
     const PositionList& cells, bool backward, int threads, const char* missing, Join join, Cycle cycle)
   {
+    using Roots = std::array<int32_t, 2>;
     const int64_t n = static_cast<int64_t>(cells.size());
     auto cellAt = [&](int64_t k) { return cells[static_cast<size_t>(backward ? n - 1 - k : k)]; };
-    const int64_t blockCells = loopBlock();
-    std::vector<std::array<int32_t, 2>> roots(static_cast<size_t>(std::min(n, blockCells)));
-    for (int64_t b0 = 0; b0 < n; b0 += blockCells)
-    {
-      const int64_t m = std::min(n - b0, blockCells);
-      parallelFor(m, threads, [&](int, int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i)
-        {
-          const auto& e = ends[static_cast<size_t>(cellAt(b0 + i))];
-          if (e[0] < 0 || e[1] < 0 || e[0] >= uf.size() || e[1] >= uf.size())
-            throw std::logic_error(missing);
-          const int32_t r1 = static_cast<int32_t>(uf.root(e[0])), r2 = static_cast<int32_t>(uf.root(e[1]));
-          roots[static_cast<size_t>(i)] = r1 == r2 ? std::array<int32_t, 2>{ { -1, -1 } } : std::array<int32_t, 2>{ { r1, r2 } };
-        }
-      });
+    const int64_t blockCells = loopBlock(), blocks = (n + blockCells - 1) / blockCells;
+    auto cellsIn = [&](int64_t b) { return std::min(n - b * blockCells, blockCells); };
+    // Block b's cells [i0, i1): their roots into `into` ({-1, -1}: a cycle).
+    auto findRoots = [&](int64_t b, int64_t i0, int64_t i1, Roots* into) {
+      for (int64_t i = i0; i < i1; ++i)
+      {
+        const auto& e = ends[static_cast<size_t>(cellAt(b * blockCells + i))];
+        if (e[0] < 0 || e[1] < 0 || e[0] >= uf.size() || e[1] >= uf.size())
+          throw std::logic_error(missing);
+        const int32_t r1 = static_cast<int32_t>(uf.root(e[0])), r2 = static_cast<int32_t>(uf.root(e[1]));
+        into[i] = r1 == r2 ? Roots{ { -1, -1 } } : Roots{ { r1, r2 } };
+      }
+    };
+    auto joinBlock = [&](int64_t b, const Roots* roots) {
+      const int64_t m = cellsIn(b);
       for (int64_t i = 0; i < m; ++i)
       {
-        if (i + kAhead < m && roots[static_cast<size_t>(i + kAhead)][0] >= 0)
+        if (i + kAhead < m && roots[i + kAhead][0] >= 0)
         {
-          uf.prefetch(roots[static_cast<size_t>(i + kAhead)][0]);
-          uf.prefetch(roots[static_cast<size_t>(i + kAhead)][1]);
+          uf.prefetch(roots[i + kAhead][0]);
+          uf.prefetch(roots[i + kAhead][1]);
         }
-        const int64_t j = cellAt(b0 + i);
-        const auto& r = roots[static_cast<size_t>(i)];
+        const int64_t j = cellAt(b * blockCells + i);
+        const Roots& r = roots[i];
         if (r[0] < 0)
         {
           cycle(j);
@@ -565,6 +570,31 @@ struct MorsePairing::Impl
         else
           join(j, r1, r2);
       }
+    };
+    if (n == 0)
+      return;
+    std::vector<Roots> roots[2] = { std::vector<Roots>(static_cast<size_t>(cellsIn(0))),
+      std::vector<Roots>(static_cast<size_t>(std::min(n, blockCells))) };
+    parallelFor(cellsIn(0), threads, [&](int, int64_t i0, int64_t i1) { findRoots(0, i0, i1, roots[0].data()); });
+    for (int64_t b = 0; b < blocks; ++b)
+    {
+      const Roots* mine = roots[b & 1].data();
+      Roots* next = roots[(b + 1) & 1].data();
+      const int64_t following = b + 1 < blocks ? cellsIn(b + 1) : 0;
+      if (threads < 2 || following == 0)
+      {
+        joinBlock(b, mine);
+        parallelFor(following, threads, [&](int, int64_t i0, int64_t i1) { findRoots(b + 1, i0, i1, next); });
+        continue;
+      }
+      // Worker 0 joins this block; the others find the next one's roots.
+      const int64_t helpers = threads - 1;
+      parallelFor(threads, threads, [&](int w, int64_t, int64_t) {
+        if (w == 0)
+          joinBlock(b, mine);
+        else
+          findRoots(b + 1, following * (w - 1) / helpers, following * w / helpers, next);
+      });
     }
   }
 
