@@ -32,7 +32,9 @@ void adviseHugePages(void* p, std::size_t bytes);
 // that later writes fault no more. For room about to be filled on one
 // thread: its page faults and the kernel's zeroing then run on the threads
 // that call this for parts of it (populateOnThreads, Parallel.h). The bytes
-// are not values the caller may read.
+// are not values the caller may read. TOPOVOX_POPULATE_BY_WRITING=1 writes
+// the zeros always (for the tests: madvise keeps what it populates, so a
+// caller that populated the wrong bytes would go unseen).
 void populateBytes(void* p, std::size_t bytes);
 
 // Room for n values of T from allocateBytes, freed when the pointer goes

@@ -46,13 +46,17 @@ void freeBytes(void* p, std::size_t)
 
 void populateBytes(void* p, std::size_t bytes)
 {
+  static const bool byWriting = [] {
+    const char* env = std::getenv("TOPOVOX_POPULATE_BY_WRITING");
+    return env && std::strcmp(env, "1") == 0;
+  }();
   if (bytes == 0)
     return;
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
   // (madvise takes a page-aligned start: the page holding p on.)
   const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t first = at / 4096 * 4096;
-  if (madvise(reinterpret_cast<void*>(first), at + bytes - first, MADV_POPULATE_WRITE) == 0)
+  if (!byWriting && madvise(reinterpret_cast<void*>(first), at + bytes - first, MADV_POPULATE_WRITE) == 0)
     return;
 #endif
   std::memset(p, 0, bytes);

@@ -4,6 +4,8 @@
 #include "../common/RadixSort.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <future>
@@ -149,6 +151,26 @@ void DiagramBuilder::prepareOutput(size_t atMost)
     make();
 }
 
+void DiagramBuilder::refuseOutOfOrder(int threads) const
+{
+  static const bool required = [] {
+    const char* env = std::getenv("TOPOVOX_DIAGRAM_ORDER");
+    return env && std::strcmp(env, "require") == 0;
+  }();
+  if (!required)
+    return;
+  int64_t head = static_cast<int64_t>(Entries.size());
+  while (head > 0 && Entries[static_cast<size_t>(head - 1)].essential)
+    --head;
+  const double sign = Super ? -1.0 : 1.0; // (filtration order: the values' or their negatives')
+  auto byBirth = [sign](const Entry& a, const Entry& b) {
+    return a.dimension < b.dimension || (a.dimension == b.dimension && sign * a.birth < sign * b.birth);
+  };
+  if (!isSortedOnThreads(Entries.data(), head, threads, byBirth) ||
+    std::any_of(Entries.begin(), Entries.begin() + head, [](const Entry& e) { return e.essential; }))
+    throw std::logic_error("persistence: the diagram's pairs did not come in order (TOPOVOX_DIAGRAM_ORDER=require)");
+}
+
 std::vector<PersistencePair> DiagramBuilder::finish()
 {
   // The entries in the diagram's order (before()), then written out as
@@ -169,6 +191,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // the H200 machine's 16 threads by before() (twenty-eighth session).
   const int threads = threadCount(Options.threads);
   const int64_t n = static_cast<int64_t>(Entries.size());
+  refuseOutOfOrder(threads);
   // The output's room is made while the entries sort, or from
   // prepareOutput on, on a thread of its own (a thread's start costs tens
   // of microseconds: from a million pairs on), its pages made present on
@@ -243,6 +266,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
       --head;
     if (n - head <= kFewEssential && isSortedOnThreads(order.data(), head, threads, byKey))
     {
+      SortSkipped = true;
       if (head < n)
       {
         std::stable_sort(order.begin() + head, order.end(), byKey);

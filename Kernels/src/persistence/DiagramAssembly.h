@@ -102,6 +102,15 @@ public:
   }
   void essential(const PairCell& birth);
   std::vector<PersistencePair> finish();
+  // Whether finish() found the entries in the diagram's order already (all
+  // ranked, the essential classes last) and so merged rather than sorted.
+  // Only diagrams whose keys hold the dimension and the birth's rank alone
+  // can be (2^19 distinct values or more: the keys then have no room for
+  // the death's). The Morse pairing gives its pairs in the order that
+  // needs, which TOPOVOX_DIAGRAM_ORDER=require (the tests) checks at any
+  // size: finish() then refuses pairs not given by dimension and birth
+  // value, the essential classes last.
+  bool sortSkipped() const { return SortSkipped; }
 
 private:
   // A reported pair until finish() places it: values in the image's
@@ -126,6 +135,9 @@ private:
   }
   // Whether a before b in the diagram's order.
   bool before(const Entry& a, const Entry& b) const;
+  // TOPOVOX_DIAGRAM_ORDER=require: throws std::logic_error where the
+  // entries are not by dimension and birth value, the essential last.
+  void refuseOutOfOrder(int threads) const;
   // The entry of the two cells, false when it is not reported (zero
   // persistence, above maxDimension, below minPersistence).
   bool make(const PairCell& birth, const PairCell& death, Entry& e) const;
@@ -138,6 +150,7 @@ private:
   // thread, then written again on all of them).
   std::vector<Entry, UninitializedAllocator<Entry>> Entries;
   std::atomic<bool> Unranked{ false }; // some entry has no order
+  bool SortSkipped = false;
   // finish()'s output, made on a thread of its own (prepareOutput).
   std::vector<PersistencePair> Out;
   std::future<void> OutMade;
