@@ -526,8 +526,9 @@ struct MorsePairing::Impl
   // find the next block's roots while one thread joins this block's
   // (root() reads beside the joins' writes; roots found before the
   // block's joins are still in the right components): at 512^3 k^-2 the
-  // roots had taken 0.52 s and the serial part 0.75 s one after the other
-  // (thirty-first session). Blocks whose serial part found its cells'
+  // roots had taken 0.52 s and the serial part 0.75 s one after the other,
+  // the loop 1.27 to 1.41 s; so it takes 0.97 to 1.14 s, most of it the
+  // serial part, slowed by the threads beside it (thirty-first session). Blocks whose serial part found its cells'
   // roots from the path ends again (twenty-fifth session) gained nothing
   // and were reverted: the roots must be kept. Nor did a serial part on a
   // small union-find of the block's roots, numbered on the threads and
