@@ -194,12 +194,12 @@ int runDistance(const std::vector<std::string>& args)
   }
   if (verbose)
     say("distance " + a.method + ": " + seconds(watch.seconds()));
-  writeImageNpy(output.stream(), result);
+  writeImageNpy(output, result, false, threadCount(a.execution.threads));
   output.commit();
   if (indexOutput)
   {
-    writeArrayNpy(indexOutput->stream(), ScalarType::Int32, indexShape, allIndices.data(),
-      allIndices.size() * sizeof(int32_t));
+    writeArrayNpy(*indexOutput, ScalarType::Int32, indexShape, allIndices.data(), allIndices.size() * sizeof(int32_t),
+      threadCount(a.execution.threads));
     indexOutput->commit();
   }
   return ExitSuccess;

@@ -155,7 +155,7 @@ int runRegions(const std::vector<std::string>& args)
   result.type = ScalarType::Int32;
   result.bytes.resize(labels.size() * sizeof(int32_t));
   std::memcpy(result.bytes.data(), labels.data(), result.bytes.size());
-  writeImageNpy(output.stream(), result);
+  writeImageNpy(output, result, false, threadCount(a.execution.threads));
   output.commit();
   return ExitSuccess;
 }
@@ -194,7 +194,7 @@ int runSimplify(const std::vector<std::string>& args)
   }
   if (a.execution.verbose)
     say("simplify: " + seconds(watch.seconds()));
-  writeImageNpy(output.stream(), result);
+  writeImageNpy(output, result, false, threadCount(a.execution.threads));
   output.commit();
   return ExitSuccess;
 }

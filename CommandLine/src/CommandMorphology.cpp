@@ -336,7 +336,7 @@ int runMorphology(const std::vector<std::string>& args)
     say("morphology " + op + ": element " + std::to_string(s.dims[0]) + "x" + std::to_string(s.dims[1]) + "x" +
       std::to_string(s.dims[2]) + ", device " + deviceName(resolveDevice(a.execution.device, nullptr)) + ": " +
       seconds(watch.seconds()));
-  writeImageNpy(output.stream(), result, binary);
+  writeImageNpy(output, result, binary, threadCount(a.execution.threads));
   output.commit();
   return ExitSuccess;
 }

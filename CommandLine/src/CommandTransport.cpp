@@ -266,7 +266,7 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
   {
     std::vector<int64_t> s = shape;
     s.push_back(3);
-    writeArrayNpy(displacementOut->stream(), ScalarType::Float64, s, r.displacement.data(),
+    writeArrayNpy(*displacementOut, ScalarType::Float64, s, r.displacement.data(),
       r.displacement.size() * sizeof(double));
     displacementOut->commit();
   }
@@ -276,7 +276,7 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
     both.insert(both.end(), r.targetPotential.begin(), r.targetPotential.end());
     std::vector<int64_t> s = { 2 };
     s.insert(s.end(), shape.begin(), shape.end());
-    writeArrayNpy(potentialsOut->stream(), ScalarType::Float64, s, both.data(), both.size() * sizeof(double));
+    writeArrayNpy(*potentialsOut, ScalarType::Float64, s, both.data(), both.size() * sizeof(double));
     potentialsOut->commit();
   }
   return ExitSuccess;
@@ -418,7 +418,7 @@ int runTransport(const std::vector<std::string>& args)
   writeTableLogged(output, t, format, a.output, a.execution.verbose);
   if (planOutput)
   {
-    writeArrayNpy(planOutput->stream(), ScalarType::Float64, { pairs, da, da }, r.plans.data(),
+    writeArrayNpy(*planOutput, ScalarType::Float64, { pairs, da, da }, r.plans.data(),
       r.plans.size() * sizeof(double));
     planOutput->commit();
   }

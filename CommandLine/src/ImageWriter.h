@@ -5,18 +5,22 @@
 #pragma once
 
 #include "Image.h"
+#include "OutputFile.h"
 
-#include <cstdio>
 #include <vector>
 
 namespace topovox
 {
 namespace cli
 {
-// `asBool`: write the bytes (0/1) as numpy bool.
-void writeImageNpy(FILE* out, const Image& image, bool asBool = false);
+// `asBool`: write the bytes (0/1) as numpy bool. The samples are copied on
+// `threads` threads into a mapping of the output where it can be made
+// (OutputFile::mapSized; a 512^3 float image is 512 MB), else written
+// through its stream.
+void writeImageNpy(OutputFile& out, const Image& image, bool asBool = false, int threads = 1);
 // Any C-ordered array: numpy's shape (slowest axis first) and raw bytes in
-// the host's order, typed by `type`.
-void writeArrayNpy(FILE* out, ScalarType type, const std::vector<int64_t>& shape, const void* data, size_t bytes);
+// the host's order, typed by `type`; written as writeImageNpy's.
+void writeArrayNpy(OutputFile& out, ScalarType type, const std::vector<int64_t>& shape, const void* data,
+  size_t bytes, int threads = 1);
 }
 }
