@@ -2,6 +2,7 @@
 
 #include "ByteOrder.h"
 #include "Errors.h"
+#include "NpyHeader.h"
 #include "topovox/ParallelFor.h"
 
 #include <algorithm>
@@ -40,17 +41,7 @@ void writeNpy(OutputFile& output, const std::string& descr, bool fortran, const 
 {
   if (!hostIsLittleEndian())
     throw Error("writing .npy images on a big-endian host is not supported");
-  std::string dims;
-  for (size_t k = 0; k < shape.size(); ++k)
-    dims += std::to_string(shape[k]) + (shape.size() == 1 ? "," : (k + 1 < shape.size() ? ", " : ""));
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
-    ", 'shape': (" + dims + "), }";
-  // Padded with spaces and a newline so that the data start at a multiple
-  // of 64 bytes (10 bytes of preamble first), as numpy writes it.
-  header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
-  const char head[10] = { '\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xFF),
-    static_cast<char>(header.size() >> 8) };
-  header.insert(0, head, sizeof head);
+  const std::string header = npyHeader(descr, fortran, shape);
   if (char* mapped = output.mapSized(header.size() + bytes))
   {
     std::memcpy(mapped, header.data(), header.size());

@@ -3,6 +3,7 @@
 #include "ByteOrder.h"
 #include "Errors.h"
 #include "InputFile.h"
+#include "NpyHeader.h"
 #include "topovox/ParallelFor.h"
 
 #include <algorithm>
@@ -69,21 +70,6 @@ void formatRows(const double* values, size_t rows, size_t n, std::string& text)
   text.resize(static_cast<size_t>(to - text.data()));
 }
 
-// The .npy preamble and header of a (rows, n) float64 C-ordered array.
-std::string npyHeader(size_t rows, size_t n)
-{
-  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-    std::to_string(n) + "), }";
-  // numpy pads the header with spaces and a final newline so that the data
-  // start at a multiple of 64 bytes (10 bytes of preamble come first).
-  const size_t preamble = 10;
-  header += std::string(63 - (preamble + header.size()) % 64, ' ') + "\n";
-  const size_t length = header.size();
-  const char head[10] = { '\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(length & 0xFF),
-    static_cast<char>(length >> 8) };
-  return std::string(head, sizeof head) + header;
-}
-
 // Rows [r0, r1) made at `out`, little-endian.
 void fillLittleEndian(const RowSource& rows, size_t r0, size_t r1, double* out)
 {
@@ -130,7 +116,8 @@ void writeCsv(FILE* out, const RowSource& rows, int threadCount)
 
 void writeNpy(OutputFile& output, const RowSource& rows, int threads)
 {
-  const std::string header = npyHeader(rows.rows, rows.columns.size());
+  const std::string header =
+    npyHeader("<f8", false, { static_cast<int64_t>(rows.rows), static_cast<int64_t>(rows.columns.size()) });
   const size_t width = rows.columns.size(), bytes = header.size() + rows.rows * width * sizeof(double);
   if (char* mapped = output.mapSized(bytes))
   {
