@@ -148,12 +148,12 @@ struct BoundaryRows
 };
 
 // The GPU's boundary records as matrix rows (MorsePiece::heldBoundaries,
-// MorsePairing::addBoundaryRows) and where each starts: sized unwritten
-// (UninitializedAllocator.h), as the device's copy writes every value (a
+// MorsePairing::addBoundaryRows) and where each starts: sized unwritten as
+// the summaries' arrays, since the device's copy writes every value (a
 // std::vector zeroed a 512^3 field's 1.7 GB of records on one thread
 // first).
-using BoundaryRecords = std::vector<int64_t, UninitializedAllocator<int64_t>>;
-using RecordStarts = std::vector<size_t, UninitializedAllocator<size_t>>;
+using BoundaryRecords = SummaryArray<int64_t>;
+using RecordStarts = SummaryArray<size_t>;
 
 class MorsePiece
 {

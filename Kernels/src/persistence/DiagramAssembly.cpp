@@ -183,7 +183,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
   // rank only, which take half the passes, and the runs of equal keys are
   // then sorted by before() (a float field's are a few entries long; an
   // 8-bit image's values fit the whole key). Otherwise the 48-byte entries by
-  // before() (sorting 4-byte indices by the 88-byte pairs and permuting
+  // before() (sorting 4-byte indices by the 80-byte pairs and permuting
   // the pairs in place read them at random: with the 4.3 million pairs of
   // a 256^3 Gaussian field, the stage that ends here took 3.0 to 3.3 s on
   // this repository's 2 cores, 2.4 to 2.5 s so; bench/README.md,

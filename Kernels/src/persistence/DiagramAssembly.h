@@ -51,7 +51,7 @@ public:
   void reserve(size_t count) { Entries.reserve(count); }
   // Starts making finish()'s output for up to `atMost` pairs, beside the
   // caller's work: std::vector value-initialises its pairs on one thread
-  // (88 bytes each: 3.0 GB for a 512^3 field's 34.5 M pairs, 0.6 s of
+  // (80 bytes each: 2.8 GB for a 512^3 field's 34.5 M pairs, 0.6 s of
   // that thread on the H200 machine, which finish() had come to wait
   // for). From a million pairs on, the room's pages made present on the
   // threads first; finish() gives back what the pairs kept do not need
@@ -115,7 +115,7 @@ public:
 private:
   // A reported pair until finish() places it: values in the image's
   // orientation, voxels as linear indices (-1: none, an essential class's
-  // death). 40 bytes against a PersistencePair's 88: the diagram's sort
+  // death). 48 bytes against a PersistencePair's 80: the diagram's sort
   // moves these, and each pair is written out once, in order.
   struct Entry
   {

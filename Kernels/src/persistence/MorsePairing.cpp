@@ -528,17 +528,18 @@ struct MorsePairing::Impl
   // block's joins are still in the right components): at 512^3 k^-2 the
   // roots had taken 0.52 s and the serial part 0.75 s one after the other,
   // the loop 1.27 to 1.41 s; so it takes 0.97 to 1.14 s, most of it the
-  // serial part, slowed by the threads beside it (thirty-first session). Blocks whose serial part found its cells'
-  // roots from the path ends again (twenty-fifth session) gained nothing
-  // and were reverted: the roots must be kept. Nor did a serial part on a
+  // serial part, slowed by the threads beside it (thirty-first session).
+  // Blocks whose serial part found its cells' roots from the path ends
+  // again (twenty-fifth session) gained nothing and were reverted: the
+  // roots must be kept. Nor did a serial part on a
   // small union-find of the block's roots, numbered on the threads and
   // written back by them after (twenty-eighth session: 3.65 and 4.08 s for
   // the stage against 3.51 and 3.72 s).
   static constexpr int64_t kLoopBlock = int64_t(1) << 17;
-  // The serial part asks for records this many joins early (512^3 k^-2
-  // field, H200 machine, thirty-first session: dimension 0's joins took
-  // 0.99 to 1.10 s so, 1.12 to 1.18 s 8 cells early, as before, and 8
-  // joins early).
+  // The serial part asks for records this many joins early, not cells
+  // (512^3 k^-2 field, H200 machine, thirty-first session: dimension 0's
+  // joins took 0.99 to 1.10 s so; 1.12 to 1.18 s asking 8 cells early, as
+  // before, or 8 joins early).
   static constexpr int64_t kAhead = 16;
   // kLoopBlock, or TOPOVOX_UNION_FIND_BLOCK cells (for the tests: small
   // images in many blocks).
