@@ -6,7 +6,9 @@
 
 #include "CommandSteps.h"
 #include "CommonOptions.h"
+#include "CopyOnThreads.h"
 #include "Errors.h"
+#include "GpuStart.h"
 #include "ImageInput.h"
 #include "ImageWriter.h"
 #include "InputFile.h"
@@ -112,7 +114,10 @@ int runDistance(const std::vector<std::string>& args)
   std::unique_ptr<OutputFile> indexOutput(a.indices.empty() ? nullptr : new OutputFile(a.indices));
   InputOptions input = a.input;
   input.stacks = a.batch;
+  // Only the exact Euclidean transform has a GPU path.
+  GpuStart gpu(a.method == "edt" && mayRunOnGpu(a.execution.device));
   const Image image = readInputLogged(inputPath, input, verbose);
+  gpu.wait();
   if (indexOutput && image.fortranOrder)
     throw UsageError("--indices needs a C-ordered input (save it with np.ascontiguousarray)");
   const Stack stack = a.batch ? stackOf(image) : Stack();
@@ -129,7 +134,7 @@ int runDistance(const std::vector<std::string>& args)
     : (a.method == "bf" && metric != DistanceMetric::Euclidean) ? ScalarType::UInt32
                                                                 : ScalarType::Float64;
   // One image through the transform, its distances as bytes of that type.
-  auto runOne = [&](const GridView& v, int threads, std::vector<unsigned char>& bytes) {
+  auto runOne = [&](const GridView& v, int threads, SampleBytes& bytes) {
     DistanceTransform t;
     if (a.method == "edt")
       t = distanceTransformEdt(v, sampling, withIndices, threads, a.execution.device);
@@ -141,7 +146,7 @@ int runDistance(const std::vector<std::string>& args)
       : result.type == ScalarType::UInt32 ? static_cast<const void*>(t.bfDistances.data())
                                           : static_cast<const void*>(t.distances.data());
     bytes.resize(static_cast<size_t>(v.voxelCount()) * scalarTypeSize(result.type));
-    std::memcpy(bytes.data(), data, bytes.size());
+    copyOnThreads(bytes.data(), data, bytes.size(), threadCount(threads));
     return t;
   };
   Stopwatch watch;
@@ -173,7 +178,7 @@ int runDistance(const std::vector<std::string>& args)
       // the images among the CPU threads whatever the device.
       const Device batchDevice = a.method == "edt" ? a.execution.device : Device::CPU;
       forEachImage(count, a.execution.threads, batchDevice, [&](int64_t k, int threads) {
-        std::vector<unsigned char> bytes;
+        SampleBytes bytes;
         const DistanceTransform t = runOne(stack.image(image, k), threads, bytes);
         std::copy(bytes.begin(), bytes.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));
         for (int j = 0; withIndices && j < axes; ++j)

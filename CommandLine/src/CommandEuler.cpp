@@ -6,6 +6,7 @@
 #include "CommandSteps.h"
 #include "CommonOptions.h"
 #include "Errors.h"
+#include "GpuStart.h"
 #include "ImageInput.h"
 #include "Messages.h"
 #include "OutputFile.h"
@@ -199,7 +200,9 @@ int runEuler(const std::vector<std::string>& args)
 
   InputOptions input = a.input;
   input.stacks = a.batch;
+  GpuStart gpu(mayRunOnGpu(a.execution.device));
   const Image image = readInputLogged(inputPath, input, verbose);
+  gpu.wait();
   Stopwatch watch;
 
   EulerCurveOptions options = a.curve;

@@ -8,6 +8,7 @@
 
 #include "CommandSteps.h"
 #include "CommonOptions.h"
+#include "CopyOnThreads.h"
 #include "Errors.h"
 #include "ImageInput.h"
 #include "InputFile.h"
@@ -154,7 +155,7 @@ int runRegions(const std::vector<std::string>& args)
   Image result = image.withoutSamples();
   result.type = ScalarType::Int32;
   result.bytes.resize(labels.size() * sizeof(int32_t));
-  std::memcpy(result.bytes.data(), labels.data(), result.bytes.size());
+  copyOnThreads(result.bytes.data(), labels.data(), result.bytes.size(), threadCount(a.execution.threads));
   writeImageNpy(output, result, false, threadCount(a.execution.threads));
   output.commit();
   return ExitSuccess;
@@ -185,7 +186,9 @@ int runSimplify(const std::vector<std::string>& args)
   try
   {
 #ifdef TOPOVOX_WITH_PHAT
-    result.bytes = simplifyPersistence(image.view(), so);
+    const std::vector<unsigned char> simplified = simplifyPersistence(image.view(), so);
+    result.bytes.resize(simplified.size());
+    copyOnThreads(result.bytes.data(), simplified.data(), simplified.size(), threadCount(a.execution.threads));
 #endif
   }
   catch (const std::invalid_argument& e)

@@ -6,6 +6,7 @@
 #include "CommandSteps.h"
 #include "CommonOptions.h"
 #include "Errors.h"
+#include "GpuStart.h"
 #include "ImageInput.h"
 #include "ImageWriter.h"
 #include "InputFile.h"
@@ -196,7 +197,12 @@ int runMorphology(const std::vector<std::string>& args)
   OutputFile output(a.output);
   InputOptions input = a.input;
   input.stacks = a.batch;
+  // Hole filling and hit-or-miss have no GPU path: their images share the
+  // CPU threads whatever the device.
+  const bool cpuOnly = op == "binary_fill_holes" || op == "binary_hit_or_miss";
+  GpuStart gpu(!cpuOnly && mayRunOnGpu(a.execution.device));
   const Image image = readInputLogged(positional[1], input, verbose);
+  gpu.wait();
   const Stack stack = a.batch ? stackOf(image) : Stack();
   const int axes = a.batch ? stack.axes : image.axes; // the images' axes
 
@@ -258,7 +264,7 @@ int runMorphology(const std::vector<std::string>& args)
 
   // One image of the input (the whole input, or one of a --batch stack)
   // through the operator, with its mask (or null) and its CPU threads.
-  auto runOne = [&](const GridView& v, const uint8_t* maskOf, int threads) -> std::vector<uint8_t> {
+  auto runOne = [&](const GridView& v, const uint8_t* maskOf, int threads) -> SampleBytes {
     BinaryOptions b1 = bo;
     b1.mask = maskOf;
     b1.threads = threads;
@@ -271,8 +277,7 @@ int runMorphology(const std::vector<std::string>& args)
         { "grey_opening", greyOpening }, { "grey_closing", greyClosing },
         { "morphological_gradient", morphologicalGradient }, { "morphological_laplace", morphologicalLaplace },
         { "white_tophat", whiteTophat }, { "black_tophat", blackTophat } };
-      const GreyImage g = ops.at(op)(v, s, g1);
-      return std::vector<uint8_t>(g.begin(), g.end());
+      return ops.at(op)(v, s, g1); // a GreyImage is SampleBytes: moved, not copied
     }
     BinaryImage b;
     if (op == "binary_erosion")
@@ -289,7 +294,7 @@ int runMorphology(const std::vector<std::string>& args)
       b = binaryFillHoles(v, s, threads);
     else
       b = binaryHitOrMiss(v, s, s2, threads);
-    return std::vector<uint8_t>(b.begin(), b.end());
+    return b; // a BinaryImage is SampleBytes too
   };
 
   Stopwatch watch;
@@ -298,9 +303,6 @@ int runMorphology(const std::vector<std::string>& args)
     result.type = ScalarType::UInt8;
   try
   {
-    // Hole filling and hit-or-miss have no GPU path: their images share
-    // the CPU threads whatever the device.
-    const bool cpuOnly = op == "binary_fill_holes" || op == "binary_hit_or_miss";
     if (!a.batch)
       result.bytes = runOne(image.view(), bo.mask, bo.threads);
     else if (stack.axes < 3 && !cpuOnly)
@@ -321,7 +323,7 @@ int runMorphology(const std::vector<std::string>& args)
       result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
       forEachImage(stack.count, bo.threads, cpuOnly ? Device::CPU : a.execution.device,
         [&](int64_t k, int threads) {
-        const std::vector<uint8_t> r =
+        const SampleBytes r =
           runOne(stack.image(image, k), mask.empty() ? nullptr : mask.data() + k * stack.voxels, threads);
         std::copy(r.begin(), r.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * stack.voxels * outSize));
         return true;

@@ -10,6 +10,7 @@
 #include "CommandSteps.h"
 #include "CommonOptions.h"
 #include "Errors.h"
+#include "GpuStart.h"
 #include "ImageInput.h"
 #include "Messages.h"
 #include "OutputFile.h"
@@ -30,7 +31,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <future>
 
 namespace topovox
 {
@@ -356,14 +356,11 @@ int runPersistence(const std::vector<std::string>& args)
 
   InputOptions input = a.input;
   input.stacks = a.batch;
-  // Where the GPU is asked for, CUDA starts while the input is read (the
-  // future waits for it when it goes, also when the reading throws).
-  std::future<void> starting;
-  if (persistenceAsksForGpu(a.execution.device))
-    starting = std::async(std::launch::async, prepareGpu);
+  // Where the GPU is asked for (persistence's Auto is the CPU), CUDA
+  // starts while the input is read.
+  GpuStart gpu(persistenceAsksForGpu(a.execution.device));
   const Image image = readInputLogged(inputPath, input, verbose);
-  if (starting.valid())
-    starting.get();
+  gpu.wait();
   Stopwatch watch;
 
   PersistenceOptions options = a.diagram;

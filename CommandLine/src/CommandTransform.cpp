@@ -6,6 +6,7 @@
 #include "CommandSteps.h"
 #include "CommonOptions.h"
 #include "Errors.h"
+#include "GpuStart.h"
 #include "ImageInput.h"
 #include "Messages.h"
 #include "OutputFile.h"
@@ -173,7 +174,9 @@ int runTransform(const std::vector<std::string>& args)
   OutputFile output(a.output);
   InputOptions input = a.input;
   input.stacks = a.batch;
+  GpuStart gpu(mayRunOnGpu(a.execution.device));
   const Image image = readInputLogged(inputPath, input, verbose);
+  gpu.wait();
   Stopwatch watch;
 
   EulerTransformOptions options = a.transform;

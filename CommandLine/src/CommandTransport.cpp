@@ -15,6 +15,7 @@
 #include "CommonOptions.h"
 #include "DiagramInput.h"
 #include "Errors.h"
+#include "GpuStart.h"
 #include "ImageInput.h"
 #include "ImageWriter.h"
 #include "InputFile.h"
@@ -238,6 +239,8 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
   for (const std::string* path : { &a.displacement, &a.potentials })
     if (!path->empty() && !endsWith(*path, ".npy"))
       throw UsageError("--displacement and --potentials write .npy arrays");
+  // CUDA starts while the inputs are read (the destructor waits for it).
+  GpuStart gpu(mayRunOnGpu(a.execution.device));
   const Image ia = readInputLogged(positional[0], InputOptions{}, a.execution.verbose);
   double spacing[3] = { ia.spacing[0], ia.spacing[1], ia.spacing[2] };
   perAxis(a.spacing, ia.axes, "--spacing", spacing);
@@ -250,6 +253,7 @@ int runGrid(const std::vector<std::string>& positional, const TransportArguments
   std::unique_ptr<OutputFile> displacementOut(a.displacement.empty() ? nullptr : new OutputFile(a.displacement));
   std::unique_ptr<OutputFile> potentialsOut(a.potentials.empty() ? nullptr : new OutputFile(a.potentials));
   const Image ib = readInputLogged(positional[1], InputOptions{}, a.execution.verbose);
+  gpu.wait();
   if (!sameGrid(ia, ib))
     throw UsageError("A is " + ia.describe() + ", B " + ib.describe() + ": they must share one grid");
   const std::vector<double> A = densityOf(ia, positional[0]), B = densityOf(ib, positional[1]);

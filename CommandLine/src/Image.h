@@ -3,6 +3,7 @@
 #pragma once
 
 #include "topovox/Grid.h"
+#include "topovox/UninitializedAllocator.h"
 
 #include <cstdint>
 #include <string>
@@ -12,6 +13,12 @@ namespace topovox
 {
 namespace cli
 {
+
+// An image's samples. New bytes are left unwritten (a reader or a kernel
+// writes every one, on its threads) and large blocks sit on huge pages:
+// the kernels' own result type (Morphology.h's GreyImage and BinaryImage
+// are this vector), so a result becomes an Image's samples without a copy.
+using SampleBytes = std::vector<unsigned char, UninitializedAllocator<unsigned char>>;
 
 struct Image
 {
@@ -28,9 +35,9 @@ struct Image
   // volumes one after the other, held as dims (x, y, n z) with stack = n;
   // 0 for everything else.
   int64_t stack = 0;
-  // The samples. std::vector's allocator returns memory aligned for any
+  // The samples. Their allocator returns memory aligned for any
   // fundamental type, so the bytes can be read as any ScalarType.
-  std::vector<unsigned char> bytes;
+  SampleBytes bytes;
 
   int64_t voxelCount() const { return dims[0] * dims[1] * dims[2]; }
   // The same image description with no samples: what a command's result

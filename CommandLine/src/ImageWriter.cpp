@@ -1,9 +1,9 @@
 #include "ImageWriter.h"
 
 #include "ByteOrder.h"
+#include "CopyOnThreads.h"
 #include "Errors.h"
 #include "NpyHeader.h"
-#include "topovox/ParallelFor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -45,14 +45,7 @@ void writeNpy(OutputFile& output, const std::string& descr, bool fortran, const 
   if (char* mapped = output.mapSized(header.size() + bytes))
   {
     std::memcpy(mapped, header.data(), header.size());
-    // In parts of 4 MiB, taken by the threads in turn.
-    constexpr int64_t kPart = int64_t(4) << 20;
-    const char* from = static_cast<const char*>(data);
-    char* to = mapped + header.size();
-    const int64_t total = static_cast<int64_t>(bytes);
-    parallelForDynamic(total, threads, kPart, [&](int, int64_t b0, int64_t b1) {
-      std::memcpy(to + b0, from + b0, static_cast<size_t>(b1 - b0));
-    });
+    copyOnThreads(mapped + header.size(), data, bytes, threads);
     return;
   }
   FILE* out = output.stream();

@@ -1,15 +1,21 @@
 #include "InputFile.h"
 
 #include "Errors.h"
+#include "topovox/Device.h"
+#include "topovox/ParallelFor.h"
 
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace topovox
 {
@@ -105,9 +111,10 @@ size_t InputFile::read(void* buffer, size_t n)
   return done;
 }
 
-std::vector<unsigned char> InputFile::readUpTo(int64_t n)
+template <typename Bytes>
+Bytes InputFile::readGrowing(int64_t n)
 {
-  std::vector<unsigned char> data;
+  Bytes data;
   // Start with what is certainly there (the file on disk bounds an
   // uncompressed read) and double from there.
   int64_t capacity = n;
@@ -134,6 +141,76 @@ std::vector<unsigned char> InputFile::readUpTo(int64_t n)
   }
   data.resize(filled);
   return data;
+}
+
+std::vector<unsigned char> InputFile::readUpTo(int64_t n)
+{
+  return readGrowing<std::vector<unsigned char>>(n);
+}
+
+namespace
+{
+int64_t readPartBytes()
+{
+  const char* env = std::getenv("TOPOVOX_READ_PART_BYTES");
+  const long long v = env ? std::atoll(env) : 0;
+  return v > 0 ? static_cast<int64_t>(v) : int64_t(8) << 20;
+}
+}
+
+SampleBytes InputFile::readSamples(int64_t n)
+{
+  const int64_t part = readPartBytes();
+  // gzread hands an uncompressed file over unchanged, so consumed_ is the
+  // file offset of the next byte.
+  const bool inParts = n >= 2 * part && !compressed() && diskSize_ >= 0 && diskSize_ - consumed_ >= n;
+  if (!inParts)
+    return readGrowing<SampleBytes>(n);
+  SampleBytes data;
+  try
+  {
+    data.resize(static_cast<size_t>(n));
+  }
+  catch (const std::bad_alloc&)
+  {
+    throw Error(path_ + ": not enough memory to read " + std::to_string(n) + " bytes");
+  }
+  if (!readInParts(data.data(), n))
+    return readGrowing<SampleBytes>(n); // could not open the file a second time
+  return data;
+}
+
+bool InputFile::readInParts(unsigned char* out, int64_t n)
+{
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  const int64_t start = consumed_, part = readPartBytes();
+  std::atomic<int> failure{ 0 }; // errno of the first failed read; -1: the file ended early
+  parallelForDynamic(n, defaultThreadCount(), part, [&](int, int64_t b0, int64_t b1) {
+    while (b0 < b1 && failure.load(std::memory_order_relaxed) == 0)
+    {
+      const ssize_t got = ::pread(fd, out + b0, static_cast<size_t>(b1 - b0), static_cast<off_t>(start + b0));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+      {
+        int expected = 0;
+        failure.compare_exchange_strong(expected, got < 0 ? errno : -1);
+        return;
+      }
+      b0 += got;
+    }
+  });
+  ::close(fd);
+  if (const int error = failure.load())
+    throw Error(path_ + (error > 0 ? ": read error: " + std::string(std::strerror(error))
+                                   : std::string(": the file became shorter while it was read")));
+  // The stream goes on after the samples (the readers look for bytes left).
+  if (gzseek(static_cast<gzFile>(gz_), static_cast<z_off_t>(start + n), SEEK_SET) != static_cast<z_off_t>(start + n))
+    throw Error(path_ + ": cannot seek past the samples");
+  consumed_ = start + n;
+  return true;
 }
 
 int64_t InputFile::countRemaining()

@@ -50,7 +50,7 @@ bool niftiType(int code, ScalarType& out)
 }
 
 template <typename T>
-void scaleInto(const std::vector<unsigned char>& bytes, double slope, double inter, std::vector<unsigned char>& out)
+void scaleInto(const SampleBytes& bytes, double slope, double inter, SampleBytes& out)
 {
   const size_t n = bytes.size() / sizeof(T);
   out.resize(n * sizeof(double));
@@ -126,7 +126,7 @@ Image readNifti(const std::string& path)
     skip -= static_cast<int64_t>(gap.size());
   }
   Image image;
-  image.bytes = file.readUpTo(need);
+  image.bytes = file.readSamples(need);
   if (static_cast<int64_t>(image.bytes.size()) < need)
     throw Error(path + ": the voxels take " + std::to_string(image.bytes.size()) + " bytes but " +
       formatDims(dims) + " " + scalarTypeName(type) + " needs " + std::to_string(need) +
@@ -140,7 +140,7 @@ Image readNifti(const std::string& path)
     !(slope == 1 && inter == 0);
   if (scaled)
   {
-    std::vector<unsigned char> out;
+    SampleBytes out;
     switch (type)
     {
       case ScalarType::Int8: scaleInto<int8_t>(image.bytes, slope, inter, out); break;

@@ -380,7 +380,7 @@ Image readNpy(const std::string& path, bool stacks)
     throw Error(path + ": " + std::to_string(onDisk - need) +
       " unexpected bytes after the array data");
   Image image;
-  image.bytes = file.readUpTo(need);
+  image.bytes = file.readSamples(need);
   const int64_t got = static_cast<int64_t>(image.bytes.size());
   if (got < need)
     throw Error(path + ": the array data has " + std::to_string(got) + " bytes but " +

@@ -23,7 +23,7 @@ Image readRaw(const std::string& path, const RawLayout& layout)
       shape + " needs " + std::to_string(need) + " (" + suspect + ")");
 
   Image image;
-  image.bytes = file.readUpTo(need);
+  image.bytes = file.readSamples(need);
   const int64_t got = static_cast<int64_t>(image.bytes.size());
   const char* what = file.compressed() ? "uncompressed data" : "file";
   if (got < need)

@@ -167,10 +167,10 @@ public:
   // Uncompressed: [bytes][data]. Compressed: [blocks][block size][last
   // block size][compressed sizes...][zlib blocks]. `header` and `payload`
   // are the bytes after decoding; returns the data.
-  std::vector<unsigned char> unpack(const std::vector<unsigned char>& header, const unsigned char* payload,
+  SampleBytes unpack(const std::vector<unsigned char>& header, const unsigned char* payload,
     size_t payloadSize, uint64_t expected) const
   {
-    std::vector<unsigned char> data;
+    SampleBytes data;
     if (!Compressed)
     {
       if (header.size() < HeaderSize || headerInt(header.data()) != expected || payloadSize < expected)
@@ -218,7 +218,7 @@ public:
 
   // Inline binary or appended base64 from character `at`: the header and
   // data (one base64 stream when uncompressed, two when compressed).
-  std::vector<unsigned char> base64At(size_t at, uint64_t expected) const
+  SampleBytes base64At(size_t at, uint64_t expected) const
   {
     std::vector<unsigned char> first;
     const size_t probe = base64Span(Xml, at, HeaderSize);
