@@ -18,7 +18,7 @@ namespace cli
 // writes every one, on its threads) and large blocks sit on huge pages:
 // the kernels' own result type (Morphology.h's GreyImage and BinaryImage
 // are this vector), so a result becomes an Image's samples without a copy.
-using SampleBytes = std::vector<unsigned char, UninitializedAllocator<unsigned char>>;
+using SampleBytes = UninitializedVector<unsigned char>;
 
 struct Image
 {

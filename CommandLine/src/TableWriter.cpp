@@ -134,7 +134,7 @@ void writeNpy(OutputFile& output, const RowSource& rows, int threads)
   // table: its rows may be made on demand).
   const int workers = std::max(threads, 1);
   const size_t windowRows = kBlockRows * static_cast<size_t>(workers) * 2;
-  std::vector<double, UninitializedAllocator<double>> window(std::min(rows.rows, windowRows) * width);
+  UninitializedVector<double> window(std::min(rows.rows, windowRows) * width);
   for (size_t first = 0; first < rows.rows; first += windowRows)
   {
     const size_t count = std::min(windowRows, rows.rows - first);

@@ -23,7 +23,7 @@ struct Table
   // Row-major, columns.size() per row. Sized without being zeroed first
   // (UninitializedAllocator.h): a 512^3 field's diagram is 3 GB of values,
   // written once on the threads.
-  std::vector<double, UninitializedAllocator<double>> values;
+  UninitializedVector<double> values;
   bool header = true;          // CSV: the column names as a first line
 
   size_t rowCount() const { return columns.empty() ? 0 : values.size() / columns.size(); }

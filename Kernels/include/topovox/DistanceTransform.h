@@ -52,7 +52,7 @@ enum class DistanceMetric : int
 // A result array: allocated unwritten, large ones on huge pages
 // (UninitializedAllocator.h); the transforms write every element.
 template <typename T>
-using TransformArray = std::vector<T, UninitializedAllocator<T>>;
+using TransformArray = UninitializedVector<T>;
 
 struct DistanceTransform
 {

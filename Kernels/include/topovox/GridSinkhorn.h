@@ -35,7 +35,7 @@ namespace topovox
 // into fresh memory by all threads at the bus's speed rather than zeroed
 // first on one (the page faults of seven 16 MB arrays took longer than 100
 // iterations on a 128^3 grid).
-using GridField = std::vector<double, UninitializedAllocator<double>>;
+using GridField = UninitializedVector<double>;
 
 struct GridSinkhornResult
 {

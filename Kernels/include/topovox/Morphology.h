@@ -87,7 +87,7 @@ struct BinaryOptions
 
 // Results are allocated unwritten (the operators write every voxel), large
 // ones on huge pages: UninitializedAllocator.h.
-using BinaryImage = std::vector<uint8_t, UninitializedAllocator<uint8_t>>; // 0/1, x fastest
+using BinaryImage = UninitializedVector<uint8_t>; // 0/1, x fastest
 
 BinaryImage binaryErosion(const GridView& image, const StructuringElement& s, const BinaryOptions& o);
 BinaryImage binaryDilation(const GridView& image, const StructuringElement& s, const BinaryOptions& o);
@@ -110,7 +110,7 @@ struct GreyOptions
 };
 
 // Raw bytes of an image of the input's type, x fastest.
-using GreyImage = std::vector<unsigned char, UninitializedAllocator<unsigned char>>;
+using GreyImage = UninitializedVector<unsigned char>;
 
 GreyImage greyErosion(const GridView& image, const StructuringElement& s, const GreyOptions& o);
 GreyImage greyDilation(const GridView& image, const StructuringElement& s, const GreyOptions& o);

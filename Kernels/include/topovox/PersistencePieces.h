@@ -91,7 +91,7 @@ struct MorseCriticalCell
 // threads once sized, so their room is not zeroed first on one thread
 // (UninitializedAllocator.h: new elements are left unwritten).
 template <typename T>
-using SummaryArray = std::vector<T, UninitializedAllocator<T>>;
+using SummaryArray = UninitializedVector<T>;
 
 struct MorsePieceSummary
 {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace topovox
 {
@@ -93,6 +94,12 @@ struct UninitializedAllocator
     return false;
   }
 };
+
+// The one spelling of a vector with this allocator; the kernels' names for
+// what such vectors hold (GreyImage, SummaryArray, PositionList, ...) are
+// this type.
+template <typename T>
+using UninitializedVector = std::vector<T, UninitializedAllocator<T>>;
 
 // Room for n values in a std::vector that is about to be filled, offered as
 // huge pages: its first writes then fault in a page every 2 MiB, and reads

@@ -154,7 +154,7 @@ int64_t scanChunks(int64_t n, int threads, Share share, Sized sized, Fill fill)
 // (UninitializedAllocator.h), as each is written once by its chunk. (A
 // std::vector zeroed the 680 MB of a 512^3 field's lists of critical cells
 // on one thread first.)
-using PositionList = std::vector<int64_t, UninitializedAllocator<int64_t>>;
+using PositionList = UninitializedVector<int64_t>;
 
 // The j in [0, n) where keep(j) holds, in increasing order, found on the
 // threads (scanChunks). (The persistence pairing's lists of the critical

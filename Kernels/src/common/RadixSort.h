@@ -22,8 +22,8 @@ namespace topovox
 // Records in `from` sorted in place by digit(record) (in [0, 256)), stably,
 // through `to` (as long; its contents are lost) on up to `threads` threads.
 template <typename Record, typename Digit>
-void radixPass(std::vector<Record, UninitializedAllocator<Record>>& from,
-  std::vector<Record, UninitializedAllocator<Record>>& to, int threads, Digit digit)
+void radixPass(UninitializedVector<Record>& from,
+  UninitializedVector<Record>& to, int threads, Digit digit)
 {
   // Chunks of at least 2^15 records: below that the threads cost more
   // than the pass.
@@ -53,7 +53,7 @@ void radixPass(std::vector<Record, UninitializedAllocator<Record>>& from,
 
 // The bits in which some record's key differs from the first record's.
 template <typename Record>
-uint64_t differingKeyBits(const std::vector<Record, UninitializedAllocator<Record>>& records, int threads)
+uint64_t differingKeyBits(const UninitializedVector<Record>& records, int threads)
 {
   if (records.empty())
     return 0;
@@ -75,15 +75,15 @@ uint64_t differingKeyBits(const std::vector<Record, UninitializedAllocator<Recor
 // Records sorted by their `key` (a uint64_t member), stably, a pass for each
 // byte in which the keys differ (`differ`: differingKeyBits's), through `to`.
 template <typename Record>
-void radixSortByKey(std::vector<Record, UninitializedAllocator<Record>>& records,
-  std::vector<Record, UninitializedAllocator<Record>>& to, uint64_t differ, int threads)
+void radixSortByKey(UninitializedVector<Record>& records,
+  UninitializedVector<Record>& to, uint64_t differ, int threads)
 {
   // (`to`'s pages made present on the threads first, in order: a pass's
   // scattered writes would otherwise fault them in at random, contending
   // for the process's page tables.)
   if (to.capacity() < records.size())
   {
-    std::vector<Record, UninitializedAllocator<Record>>().swap(to);
+    UninitializedVector<Record>().swap(to);
     to.reserve(records.size());
     populateOnThreads(to, threads);
   }

@@ -126,7 +126,7 @@ TransformArray<double> squaredEdtCPU(const std::vector<uint8_t>& fg, const int64
 {
   using distance::kNoBackground;
   const size_t count = fg.size();
-  std::vector<uint32_t, UninitializedAllocator<uint32_t>> g(count);
+  UninitializedVector<uint32_t> g(count);
   // Along x: (p - q)^2 to the row's nearest background voxel q (the left
   // one first, kept as a position: -1 reads as kNoBackground).
   parallelFor(n[1] * n[2], threads, [&](int, int64_t r0, int64_t r1) {

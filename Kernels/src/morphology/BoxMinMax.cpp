@@ -104,7 +104,7 @@ void boxTyped(const GridView& image, const ElementOffsets& e, const GreyOptions&
   const int threads = threadCount(o.threads);
   const int64_t* dims = image.dims;
   passX<T, Minimum>(image, e, o, out, threads);
-  std::vector<T, UninitializedAllocator<T>> spare; // written in full by its pass
+  UninitializedVector<T> spare; // written in full by its pass
   T* current = out;
   for (int axis = 1; axis < 3; ++axis)
   {

@@ -241,7 +241,7 @@ std::vector<PersistencePair> DiagramBuilder::finish()
     while ((uint64_t(1) << bits) <= deathAfterAll)
       ++bits;
     const bool withDeath = 2 + 2 * bits <= kKeyWithDeathBits;
-    std::vector<Record, UninitializedAllocator<Record>> order(Entries.size()), spare;
+    UninitializedVector<Record> order(Entries.size()), spare;
     parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k)
       {

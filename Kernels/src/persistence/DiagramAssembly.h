@@ -148,7 +148,7 @@ private:
   // Unwritten when grown (pairMany writes the entries it keeps; the kernel's
   // huge pages from 4 MiB: a field's millions of pairs were zeroed on one
   // thread, then written again on all of them).
-  std::vector<Entry, UninitializedAllocator<Entry>> Entries;
+  UninitializedVector<Entry> Entries;
   std::atomic<bool> Unranked{ false }; // some entry has no order
   bool SortSkipped = false;
   // finish()'s output, made on a thread of its own (prepareOutput).

@@ -159,7 +159,7 @@ public:
       return;
     // Where each column's rows go: a prefix sum of the capacities, by
     // chunks on the threads (21.8 M columns at 512^3).
-    std::vector<size_t, UninitializedAllocator<size_t>> start(static_cast<size_t>(n) + 1);
+    UninitializedVector<size_t> start(static_cast<size_t>(n) + 1);
     start[static_cast<size_t>(n)] = static_cast<size_t>(scanChunks(
       n, threads,
       [&](int64_t k0, int64_t k1) {

@@ -80,7 +80,7 @@ void sortCritical(SummaryArray<MorseCriticalCell>& cells, int threads)
   const int workers = static_cast<int>(chunks);
   // Unwritten until the threads fill them (UninitializedAllocator.h: a
   // zeroed vector's page faults would all land on one thread).
-  std::vector<Record, UninitializedAllocator<Record>> from(n), to(n);
+  UninitializedVector<Record> from(n), to(n);
   auto keyOf = [](double value) {
     // No NaN here; -0.0 folded into 0.0, which the comparison holds equal.
     const double v = value + 0.0;
@@ -352,7 +352,7 @@ struct MorsePairing::Impl
       uint64_t key; // the cell
       uint64_t index; // its position
     };
-    std::vector<Wanted, UninitializedAllocator<Wanted>> wanted, spare;
+    UninitializedVector<Wanted> wanted, spare;
     for (int d = std::max(from, 1); d < to && d < static_cast<int>(ByDimension.size()); ++d)
     {
       const PositionList& list = ByDimension[static_cast<size_t>(d)];

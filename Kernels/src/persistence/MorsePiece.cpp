@@ -444,7 +444,7 @@ struct MorsePiece::Impl
     const int64_t rows = ny * nz;
     const int64_t chunks = chunksOf(rows, 8 * int64_t(Threads), 1);
     // (The parts on huge pages: UninitializedAllocator.h.)
-    using Part = std::vector<Item, UninitializedAllocator<Item>>;
+    using Part = UninitializedVector<Item>;
     std::vector<Part> parts(static_cast<size_t>(chunks));
     forEachChunk(rows, chunks, Threads, [&](int64_t r0, int64_t r1, int64_t k) {
       Part& out = parts[static_cast<size_t>(k)];
