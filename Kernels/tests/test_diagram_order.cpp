@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
+#include <stdlib.h>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -51,7 +53,7 @@ std::vector<Given> randomPairs(std::mt19937_64& rng, size_t count, int levels)
 
 // The diagram of `given`; *skipped: whether finish() found it in order.
 std::vector<PersistencePair> build(const std::vector<Given>& given, bool ranked, bool super, int threads,
-  int64_t spoilAt = -1, bool* skipped = nullptr)
+  int64_t spoilAt = -1, bool* skipped = nullptr, bool promise = false)
 {
   const int64_t dims[3] = { 40, 30, 20 };
   PersistenceOptions po;
@@ -59,6 +61,8 @@ std::vector<PersistencePair> build(const std::vector<Given>& given, bool ranked,
   po.threads = threads;
   po.maxDimension = 3;
   persistence::DiagramBuilder b(dims, po);
+  if (promise)
+    b.promiseOrder();
   std::vector<int64_t> finite;
   for (size_t k = 0; k < given.size(); ++k)
     if (!given[k].essential)
@@ -87,6 +91,18 @@ std::vector<PersistencePair> build(const std::vector<Given>& given, bool ranked,
 }
 
 using kernel_check::samePairs;
+
+// `given` by dimension and the birth's and the death's ranks, as the Morse
+// pairing gives a float field's pairs (the essential classes come last
+// from build()).
+std::vector<Given> inKeyOrder(std::vector<Given> given)
+{
+  std::stable_sort(given.begin(), given.end(), [](const Given& a, const Given& b) {
+    return std::make_tuple(a.birth.dimension, a.birth.rank, a.death.rank) <
+      std::make_tuple(b.birth.dimension, b.birth.rank, b.death.rank);
+  });
+  return given;
+}
 }
 
 int main()
@@ -113,15 +129,39 @@ int main()
         // Given in the keys' order (as the Morse pairing gives a float
         // field's pairs), the essential classes after them: not sorted
         // again, the essential ones merged in.
-        std::vector<Given> ordered = given;
-        std::stable_sort(ordered.begin(), ordered.end(), [](const Given& a, const Given& b) {
-          return std::make_tuple(a.birth.dimension, a.birth.rank, a.death.rank) <
-            std::make_tuple(b.birth.dimension, b.birth.rank, b.death.rank);
-        });
+        const std::vector<Given> ordered = inKeyOrder(given);
         skipped = false;
         expect(samePairs(build(ordered, true, super, threads, -1, &skipped), byComparison),
           what + ": given in order, the essential classes merged in: the same order");
         expect(skipped, what + ": given in order, not sorted again");
       }
+  // TOPOVOX_DIAGRAM_ORDER: `require` checks the diagrams whose engine
+  // promised the order (the Morse pairing's: the test suites run under it),
+  // `require-all` every diagram; unset, none.
+  for (const bool super : { false, true })
+  {
+    const std::vector<Given> given = randomPairs(rng, 20000, 1000000), ordered = inKeyOrder(given);
+    const std::string what = super ? "superlevel" : "sublevel";
+    auto refused = [&](const std::vector<Given>& pairs, bool promise) {
+      try
+      {
+        build(pairs, true, super, 3, -1, nullptr, promise);
+        return false;
+      }
+      catch (const std::logic_error&)
+      {
+        return true;
+      }
+    };
+    setenv("TOPOVOX_DIAGRAM_ORDER", "require", 1);
+    expect(refused(given, true), what + ", require: promised, out of order: refused");
+    expect(!refused(ordered, true), what + ", require: promised, in order: accepted");
+    expect(!refused(given, false), what + ", require: not promised: not checked");
+    setenv("TOPOVOX_DIAGRAM_ORDER", "require-all", 1);
+    expect(refused(given, false), what + ", require-all: not promised, out of order: refused");
+    expect(!refused(ordered, false), what + ", require-all: in order: accepted");
+    unsetenv("TOPOVOX_DIAGRAM_ORDER");
+    expect(!refused(given, true), what + ", unset: promised, out of order: not checked");
+  }
   return kernel_check::finish();
 }

@@ -153,10 +153,10 @@ void DiagramBuilder::prepareOutput(size_t atMost)
 
 void DiagramBuilder::refuseOutOfOrder(int threads) const
 {
-  static const bool required = [] {
-    const char* env = std::getenv("TOPOVOX_DIAGRAM_ORDER");
-    return env && std::strcmp(env, "require") == 0;
-  }();
+  // Read at each diagram (the test of the check sets it in turn).
+  const char* env = std::getenv("TOPOVOX_DIAGRAM_ORDER");
+  const bool required = env && ((std::strcmp(env, "require") == 0 && OrderPromised) ||
+    std::strcmp(env, "require-all") == 0);
   if (!required)
     return;
   int64_t head = static_cast<int64_t>(Entries.size());

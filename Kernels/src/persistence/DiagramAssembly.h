@@ -107,10 +107,14 @@ public:
   // Only diagrams whose keys hold the dimension and the birth's rank alone
   // can be (2^19 distinct values or more: the keys then have no room for
   // the death's). The Morse pairing gives its pairs in the order that
-  // needs, which TOPOVOX_DIAGRAM_ORDER=require (the tests) checks at any
-  // size: finish() then refuses pairs not given by dimension and birth
-  // value, the essential classes last.
+  // needs (promiseOrder), which TOPOVOX_DIAGRAM_ORDER=require (the tests)
+  // checks at any size: finish() then refuses pairs not given by
+  // dimension and birth value, the essential classes last.
   bool sortSkipped() const { return SortSkipped; }
+  // The engine gives its pairs by dimension and birth, the essential
+  // classes last (the Morse pairing): TOPOVOX_DIAGRAM_ORDER=require then
+  // has finish() check it.
+  void promiseOrder() { OrderPromised = true; }
 
 private:
   // A reported pair until finish() places it: values in the image's
@@ -135,8 +139,11 @@ private:
   }
   // Whether a before b in the diagram's order.
   bool before(const Entry& a, const Entry& b) const;
-  // TOPOVOX_DIAGRAM_ORDER=require: throws std::logic_error where the
-  // entries are not by dimension and birth value, the essential last.
+  // TOPOVOX_DIAGRAM_ORDER=require: throws std::logic_error where an
+  // engine that promised the order (promiseOrder) gave entries not by
+  // dimension and birth value, the essential last; require-all: any
+  // engine's (the reference engine's come in its reduction's order: the
+  // tests' control that the check can fire).
   void refuseOutOfOrder(int threads) const;
   // The entry of the two cells, false when it is not reported (zero
   // persistence, above maxDimension, below minPersistence).
@@ -151,6 +158,7 @@ private:
   UninitializedVector<Entry> Entries;
   std::atomic<bool> Unranked{ false }; // some entry has no order
   bool SortSkipped = false;
+  bool OrderPromised = false;
   // finish()'s output, made on a thread of its own (prepareOutput).
   std::vector<PersistencePair> Out;
   std::future<void> OutMade;

@@ -212,6 +212,11 @@ struct MorsePairing::Impl
     size_t start, count;
   };
   std::vector<Run> Runs;
+  // Whether the reduction's pairs are all of one dimension: its columns
+  // with a boundary (the only ones that can be deaths) are (in 3D, the
+  // 2-cells, where the dual's union-find took the 3-cells). Then every run
+  // holds one dimension and the diagram's entries come in its order.
+  bool ReductionOneDimension = true;
   // The Morse boundaries asked for (positions), one slot each: SlotOf maps
   // a position to its slot (-1: none). Nothing at all when none is needed
   // (2D), rather than a vector per critical cell (millions, on noise).
@@ -948,14 +953,24 @@ std::vector<int64_t> MorsePairing::pairByUnionFind(const BoundaryRequest& early)
   p.MatrixColumn = LargeArray<int32_t>(p.Critical.size(), -1, threads);
   p.Matrix.columns().setThreads(threads);
   p.Matrix.set_num_cols(static_cast<phat::index>(p.PositionOf.size()));
-  parallelFor(static_cast<int64_t>(p.PositionOf.size()), threads, [&](int, int64_t m0, int64_t m1) {
+  // The dimensions of the columns that can kill a class (those with a
+  // boundary), a bit each, by worker.
+  std::vector<unsigned> deathDimensions(static_cast<size_t>(std::max(threads, 1)), 0u);
+  parallelFor(static_cast<int64_t>(p.PositionOf.size()), threads, [&](int w, int64_t m0, int64_t m1) {
+    unsigned seen = 0;
     for (int64_t m = m0; m < m1; ++m)
     {
       const size_t j = static_cast<size_t>(p.PositionOf[static_cast<size_t>(m)]);
       p.MatrixColumn[j] = static_cast<int32_t>(m);
       p.Matrix.set_dim(static_cast<phat::index>(m), static_cast<phat::dimension>(p.Critical[j].dimension));
+      seen |= p.EmptyColumn[j] ? 0u : 1u << p.Critical[j].dimension;
     }
+    deathDimensions[static_cast<size_t>(w)] |= seen;
   });
+  unsigned anyDeath = 0;
+  for (unsigned seen : deathDimensions)
+    anyDeath |= seen;
+  p.ReductionOneDimension = (anyDeath & (anyDeath - 1)) == 0;
   std::vector<int64_t> need;
   if (askEarly)
   {
@@ -1140,6 +1155,8 @@ PersistenceDiagram MorsePairing::finish()
   reduce();
   Impl& p = *P;
   persistence::DiagramBuilder diagram(p.Dims, p.Options);
+  if (p.ReductionOneDimension)
+    diagram.promiseOrder(); // pairMany below gives them by dimension and birth
   diagram.reserve(p.Pairs.size() + 16); // the pairs, and a few essential classes
   // The output's room, made meanwhile: every pair, and every cell left
   // unpaired (an essential class), at most.
