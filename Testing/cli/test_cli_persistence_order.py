@@ -7,8 +7,9 @@ would only be slower, which no other test would see. With
 TOPOVOX_DIAGRAM_ORDER=require, pairs given in another order are an error:
 float noise in 2D (the dual and dimension 0's union-find) and in 3D (both
 union-finds at once, and the reduction), sublevel and superlevel, on 1
-and 3 threads, and an 8-bit volume (ties), must pass and write the same
-bytes as without the hook. The control: the reference engine, whose pairs
+and 3 threads, an 8-bit volume (ties) and a float volume with NaN (no
+dual union-find: the reduction's pairs of dimensions 1 and 2, split by
+dimension), must pass and write the same bytes as without the hook. The control: the reference engine, whose pairs
 come in the reduction's order, runs under `require` (it promises no
 order) and fails under `require-all` (the hook can fire).
 
@@ -42,7 +43,9 @@ def main():
     rng = np.random.default_rng(7)
     images = {"2D float noise": rng.random((200, 210)).astype(np.float32),
         "3D float noise": rng.random((30, 31, 32)).astype(np.float32),
-        "3D 8-bit noise": rng.integers(0, 256, size=(30, 31, 32)).astype(np.uint8)}
+        "3D 8-bit noise": rng.integers(0, 256, size=(30, 31, 32)).astype(np.uint8),
+        "3D float noise with NaN": np.where(rng.random((30, 31, 32)) < 0.05, np.nan,
+                                            rng.random((30, 31, 32))).astype(np.float32)}
     path = os.path.join(work, "image.npy")
     plain, hooked = (os.path.join(work, n) for n in ("plain.npy", "hooked.npy"))
     for what, image in images.items():

@@ -214,8 +214,9 @@ struct MorsePairing::Impl
   std::vector<Run> Runs;
   // Whether the reduction's pairs are all of one dimension: its columns
   // with a boundary (the only ones that can be deaths) are (in 3D, the
-  // 2-cells, where the dual's union-find took the 3-cells). Then every run
-  // holds one dimension and the diagram's entries come in its order.
+  // 2-cells, where the dual's union-find took the 3-cells). Otherwise its
+  // run is split by dimension (splitLastRunByDimension), so that every
+  // run holds one dimension and the diagram's entries come in its order.
   bool ReductionOneDimension = true;
   // The Morse boundaries asked for (positions), one slot each: SlotOf maps
   // a position to its slot (-1: none). Nothing at all when none is needed
@@ -416,6 +417,59 @@ struct MorsePairing::Impl
     PositionsBuilt = true;
   }
   int threads() const { return threadCount(Options.threads); }
+
+  // The last run (the reduction's) split into one run per dimension of its
+  // births, each still in birth order: a stable partition, counted and
+  // then scattered by chunks on the threads. For a reduction of several
+  // dimensions (3D with NaN: the dual's union-find does not run), whose
+  // pairs come by birth across dimensions; the diagram's entries then come
+  // in its order all the same.
+  void splitLastRunByDimension(int threads)
+  {
+    const Run run = Runs.back();
+    Runs.pop_back();
+    const int64_t n = static_cast<int64_t>(run.count);
+    const int64_t chunks = chunksOf(n, 4 * int64_t(threads), int64_t(1) << 14);
+    std::vector<std::array<int64_t, 4>> counts(static_cast<size_t>(chunks), std::array<int64_t, 4>{});
+    auto dimensionAt = [&](int64_t k) {
+      return Critical[static_cast<size_t>(Pairs[run.start + static_cast<size_t>(k)].first)].dimension;
+    };
+    forEachChunk(n, chunks, threads, [&](int64_t k0, int64_t k1, int64_t c) {
+      for (int64_t k = k0; k < k1; ++k)
+        ++counts[static_cast<size_t>(c)][static_cast<size_t>(dimensionAt(k))];
+    });
+    // Each chunk's place in each dimension's run: the dimensions in order,
+    // the chunks in order within each.
+    std::array<int64_t, 4> runStart{};
+    int64_t at = 0;
+    for (int d = 0; d < 4; ++d)
+    {
+      runStart[static_cast<size_t>(d)] = at;
+      for (std::array<int64_t, 4>& c : counts)
+      {
+        const int64_t here = c[static_cast<size_t>(d)];
+        c[static_cast<size_t>(d)] = at;
+        at += here;
+      }
+    }
+    UninitializedVector<std::pair<int64_t, int64_t>> parted(static_cast<size_t>(n));
+    forEachChunk(n, chunks, threads, [&](int64_t k0, int64_t k1, int64_t c) {
+      std::array<int64_t, 4>& next = counts[static_cast<size_t>(c)];
+      for (int64_t k = k0; k < k1; ++k)
+        parted[static_cast<size_t>(next[static_cast<size_t>(dimensionAt(k))]++)] =
+          Pairs[run.start + static_cast<size_t>(k)];
+    });
+    parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
+      std::copy(parted.begin() + k0, parted.begin() + k1, Pairs.begin() + static_cast<std::ptrdiff_t>(run.start + static_cast<size_t>(k0)));
+    });
+    for (int d = 0; d < 4; ++d)
+    {
+      const int64_t end = d < 3 ? runStart[static_cast<size_t>(d + 1)] : n;
+      if (end > runStart[static_cast<size_t>(d)])
+        Runs.push_back({ run.start + static_cast<size_t>(runStart[static_cast<size_t>(d)]),
+          static_cast<size_t>(end - runStart[static_cast<size_t>(d)]) });
+    }
+  }
 
   // Cells -> positions, in place, on `threads` threads (the table is only
   // read); negative entries (the outside) are kept.
@@ -1145,6 +1199,8 @@ void MorsePairing::reduce()
     });
     p.Runs.push_back({ unionFindPairs, p.Pairs.size() - unionFindPairs });
   }
+  if (!p.ReductionOneDimension && p.Runs.back().count > 0)
+    p.splitLastRunByDimension(p.threads());
   // The matrix's memory goes before the diagram's comes.
   p.Matrix = morse::MorseMatrix();
   PositionList().swap(p.PositionOf);
@@ -1155,8 +1211,7 @@ PersistenceDiagram MorsePairing::finish()
   reduce();
   Impl& p = *P;
   persistence::DiagramBuilder diagram(p.Dims, p.Options);
-  if (p.ReductionOneDimension)
-    diagram.promiseOrder(); // pairMany below gives them by dimension and birth
+  diagram.promiseOrder(); // pairMany below gives them by dimension and birth
   diagram.reserve(p.Pairs.size() + 16); // the pairs, and a few essential classes
   // The output's room, made meanwhile: every pair, and every cell left
   // unpaired (an essential class), at most.
