@@ -460,7 +460,8 @@ struct MorsePairing::Impl
           Pairs[run.start + static_cast<size_t>(k)];
     });
     parallelFor(n, threads, [&](int, int64_t k0, int64_t k1) {
-      std::copy(parted.begin() + k0, parted.begin() + k1, Pairs.begin() + static_cast<std::ptrdiff_t>(run.start + static_cast<size_t>(k0)));
+      std::copy(parted.begin() + k0, parted.begin() + k1,
+        Pairs.begin() + static_cast<std::ptrdiff_t>(run.start + static_cast<size_t>(k0)));
     });
     for (int d = 0; d < 4; ++d)
     {
