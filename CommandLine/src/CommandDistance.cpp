@@ -6,7 +6,6 @@
 
 #include "CommandSteps.h"
 #include "CommonOptions.h"
-#include "CopyOnThreads.h"
 #include "Errors.h"
 #include "GpuStart.h"
 #include "ImageInput.h"
@@ -133,22 +132,24 @@ int runDistance(const std::vector<std::string>& args)
   result.type = a.method == "cdt" ? ScalarType::Int32
     : (a.method == "bf" && metric != DistanceMetric::Euclidean) ? ScalarType::UInt32
                                                                 : ScalarType::Float64;
-  // One image through the transform, its distances as bytes of that type.
-  auto runOne = [&](const GridView& v, int threads, SampleBytes& bytes) {
-    DistanceTransform t;
+  const size_t outSize = scalarTypeSize(result.type);
+  // One image through the transform.
+  auto runOne = [&](const GridView& v, int threads) {
     if (a.method == "edt")
-      t = distanceTransformEdt(v, sampling, withIndices, threads, a.execution.device);
-    else if (a.method == "cdt")
-      t = distanceTransformCdt(v, metric, withIndices, threads);
-    else
-      t = distanceTransformBf(v, metric, sampling, withIndices, threads);
-    const void* data = result.type == ScalarType::Int32 ? static_cast<const void*>(t.integerDistances.data())
-      : result.type == ScalarType::UInt32 ? static_cast<const void*>(t.bfDistances.data())
-                                          : static_cast<const void*>(t.distances.data());
-    bytes.resize(static_cast<size_t>(v.voxelCount()) * scalarTypeSize(result.type));
-    copyOnThreads(bytes.data(), data, bytes.size(), threadCount(threads));
-    return t;
+      return distanceTransformEdt(v, sampling, withIndices, threads, a.execution.device);
+    if (a.method == "cdt")
+      return distanceTransformCdt(v, metric, withIndices, threads);
+    return distanceTransformBf(v, metric, sampling, withIndices, threads);
   };
+  // Its distances, of the output's type.
+  auto distancesOf = [&](const DistanceTransform& t) {
+    return result.type == ScalarType::Int32 ? static_cast<const void*>(t.integerDistances.data())
+      : result.type == ScalarType::UInt32   ? static_cast<const void*>(t.bfDistances.data())
+                                            : static_cast<const void*>(t.distances.data());
+  };
+  // A single image's transform, written from its own arrays (not copied
+  // into an image first: 1 GB of float64 at 512^3).
+  DistanceTransform whole;
   Stopwatch watch;
   // The index file: (ndim,) + the image's shape, or (n, ndim) + an image's
   // with --batch; numpy's axes first (z, y, x for 3D).
@@ -158,11 +159,11 @@ int runDistance(const std::vector<std::string>& args)
   {
     if (!a.batch)
     {
-      const DistanceTransform t = runOne(image.view(), a.execution.threads, result.bytes);
+      whole = runOne(image.view(), a.execution.threads);
       indexShape = { axes };
       for (int j = 0; withIndices && j < axes; ++j)
       {
-        const auto& axis = t.indices[static_cast<size_t>(axes - 1 - j)];
+        const auto& axis = whole.indices[static_cast<size_t>(axes - 1 - j)];
         allIndices.insert(allIndices.end(), axis.begin(), axis.end());
         indexShape.push_back(image.dims[axes - 1 - j]);
       }
@@ -170,17 +171,16 @@ int runDistance(const std::vector<std::string>& args)
     else
     {
       const int64_t count = stack.count, voxels = stack.voxels;
-      const size_t outSize = scalarTypeSize(result.type);
-      result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
+      result.bytes.resize(static_cast<size_t>(image.voxelCount()) * outSize); // (every image's written)
       if (withIndices)
         allIndices.assign(static_cast<size_t>(count * axes * voxels), 0);
       // Only the exact Euclidean transform has a GPU path: the others share
       // the images among the CPU threads whatever the device.
       const Device batchDevice = a.method == "edt" ? a.execution.device : Device::CPU;
       forEachImage(count, a.execution.threads, batchDevice, [&](int64_t k, int threads) {
-        SampleBytes bytes;
-        const DistanceTransform t = runOne(stack.image(image, k), threads, bytes);
-        std::copy(bytes.begin(), bytes.end(), result.bytes.begin() + static_cast<std::ptrdiff_t>(k * voxels * outSize));
+        const DistanceTransform t = runOne(stack.image(image, k), threads);
+        std::memcpy(result.bytes.data() + static_cast<size_t>(k * voxels) * outSize, distancesOf(t),
+          static_cast<size_t>(voxels) * outSize);
         for (int j = 0; withIndices && j < axes; ++j)
         {
           const auto& axis = t.indices[static_cast<size_t>(axes - 1 - j)];
@@ -199,7 +199,11 @@ int runDistance(const std::vector<std::string>& args)
   }
   if (verbose)
     say("distance " + a.method + ": " + seconds(watch.seconds()));
-  writeImageNpy(output, result, false, threadCount(a.execution.threads));
+  if (a.batch)
+    writeImageNpy(output, result, false, threadCount(a.execution.threads));
+  else
+    writeImageNpy(output, result, distancesOf(whole), static_cast<size_t>(image.voxelCount()) * outSize, false,
+      threadCount(a.execution.threads));
   output.commit();
   if (indexOutput)
   {

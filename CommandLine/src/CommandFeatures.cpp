@@ -8,7 +8,6 @@
 
 #include "CommandSteps.h"
 #include "CommonOptions.h"
-#include "CopyOnThreads.h"
 #include "Errors.h"
 #include "ImageInput.h"
 #include "InputFile.h"
@@ -152,11 +151,10 @@ int runRegions(const std::vector<std::string>& args)
     throw UsageError("a 1D image has no enclosed regions: use --kind components");
   if (a.execution.verbose)
     say(std::string("regions: ") + (a.enclosed ? "enclosed" : "components") + ", " + seconds(watch.seconds()));
-  Image result = image.withoutSamples();
-  result.type = ScalarType::Int32;
-  result.bytes.resize(labels.size() * sizeof(int32_t));
-  copyOnThreads(result.bytes.data(), labels.data(), result.bytes.size(), threadCount(a.execution.threads));
-  writeImageNpy(output, result, false, threadCount(a.execution.threads));
+  Image layout = image.withoutSamples();
+  layout.type = ScalarType::Int32;
+  writeImageNpy(output, layout, labels.data(), labels.size() * sizeof(int32_t), false,
+    threadCount(a.execution.threads));
   output.commit();
   return ExitSuccess;
 }
@@ -182,13 +180,11 @@ int runSimplify(const std::vector<std::string>& args)
   so.components = a.components;
   so.enclosed = a.voids;
   so.threads = a.execution.threads;
-  Image result = image.withoutSamples();
+  std::vector<unsigned char> simplified; // the input's type and shape
   try
   {
 #ifdef TOPOVOX_WITH_PHAT
-    const std::vector<unsigned char> simplified = simplifyPersistence(image.view(), so);
-    result.bytes.resize(simplified.size());
-    copyOnThreads(result.bytes.data(), simplified.data(), simplified.size(), threadCount(a.execution.threads));
+    simplified = simplifyPersistence(image.view(), so);
 #endif
   }
   catch (const std::invalid_argument& e)
@@ -197,7 +193,8 @@ int runSimplify(const std::vector<std::string>& args)
   }
   if (a.execution.verbose)
     say("simplify: " + seconds(watch.seconds()));
-  writeImageNpy(output, result, false, threadCount(a.execution.threads));
+  writeImageNpy(output, image.withoutSamples(), simplified.data(), simplified.size(), false,
+    threadCount(a.execution.threads));
   output.commit();
   return ExitSuccess;
 }

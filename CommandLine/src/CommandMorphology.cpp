@@ -320,7 +320,7 @@ int runMorphology(const std::vector<std::string>& args)
     else
     {
       const size_t outSize = scalarTypeSize(result.type);
-      result.bytes.assign(static_cast<size_t>(image.voxelCount()) * outSize, 0);
+      result.bytes.resize(static_cast<size_t>(image.voxelCount()) * outSize); // (every image's written)
       forEachImage(stack.count, bo.threads, cpuOnly ? Device::CPU : a.execution.device,
         [&](int64_t k, int threads) {
         const SampleBytes r =

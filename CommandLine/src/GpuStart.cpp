@@ -1,7 +1,5 @@
 #include "GpuStart.h"
 
-#include <cstdlib>
-
 namespace topovox
 {
 namespace cli
@@ -9,11 +7,7 @@ namespace cli
 
 bool mayRunOnGpu(Device requested)
 {
-  if (requested != Device::Auto)
-    return requested == Device::GPU;
-  const char* env = std::getenv("TOPOVOX_DEVICE");
-  Device fromEnv = Device::Auto;
-  return !(env && *env && parseDevice(env, fromEnv) && fromEnv == Device::CPU);
+  return requestedDevice(requested) != Device::CPU;
 }
 
 GpuStart::GpuStart(bool start)

@@ -1,9 +1,9 @@
 #include "ImageWriter.h"
 
 #include "ByteOrder.h"
-#include "CopyOnThreads.h"
 #include "Errors.h"
 #include "NpyHeader.h"
+#include "topovox/ParallelFor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -41,29 +41,35 @@ void writeNpy(OutputFile& output, const std::string& descr, bool fortran, const 
 {
   if (!hostIsLittleEndian())
     throw Error("writing .npy images on a big-endian host is not supported");
-  const std::string header = npyHeader(descr, fortran, shape);
-  if (char* mapped = output.mapSized(header.size() + bytes))
+  const char* from = static_cast<const char*>(data);
+  if (char* to = startNpy(output, npyHeader(descr, fortran, shape), bytes))
   {
-    std::memcpy(mapped, header.data(), header.size());
-    copyOnThreads(mapped + header.size(), data, bytes, threads);
+    // Into the mapping in parts of 4 MiB, taken by the threads in turn (the
+    // page faults of the file's pages with them).
+    constexpr int64_t kPart = int64_t(4) << 20;
+    parallelForDynamic(static_cast<int64_t>(bytes), std::max(threads, 1), kPart, [&](int, int64_t b0, int64_t b1) {
+      std::memcpy(to + b0, from + b0, static_cast<size_t>(b1 - b0));
+    });
     return;
   }
-  FILE* out = output.stream();
-  if (std::fwrite(header.data(), 1, header.size(), out) != header.size() ||
-    (bytes && std::fwrite(data, 1, bytes, out) != bytes))
-    throw Error("could not write the output image");
+  if (bytes)
+    std::fwrite(from, 1, bytes, output.stream());
 }
+}
+
+void writeImageNpy(OutputFile& out, const Image& layout, const void* data, size_t bytes, bool asBool, int threads)
+{
+  std::vector<int64_t> shape;
+  for (int k = 0; k < layout.axes; ++k)
+    shape.push_back(layout.dims[layout.fortranOrder ? k : layout.axes - 1 - k]);
+  if (layout.stack > 0) // a stack of volumes: (n, z, y, x)
+    shape = { layout.stack, layout.dims[2] / layout.stack, layout.dims[1], layout.dims[0] };
+  writeNpy(out, asBool ? "|b1" : descrOf(layout.type), layout.fortranOrder, shape, data, bytes, threads);
 }
 
 void writeImageNpy(OutputFile& out, const Image& image, bool asBool, int threads)
 {
-  std::vector<int64_t> shape;
-  for (int k = 0; k < image.axes; ++k)
-    shape.push_back(image.dims[image.fortranOrder ? k : image.axes - 1 - k]);
-  if (image.stack > 0) // a stack of volumes: (n, z, y, x)
-    shape = { image.stack, image.dims[2] / image.stack, image.dims[1], image.dims[0] };
-  writeNpy(out, asBool ? "|b1" : descrOf(image.type), image.fortranOrder, shape, image.bytes.data(),
-    image.bytes.size(), threads);
+  writeImageNpy(out, image, image.bytes.data(), image.bytes.size(), asBool, threads);
 }
 
 void writeArrayNpy(OutputFile& out, ScalarType type, const std::vector<int64_t>& shape, const void* data,

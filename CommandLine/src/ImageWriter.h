@@ -18,6 +18,11 @@ namespace cli
 // (OutputFile::mapSized; a 512^3 float image is 512 MB), else written
 // through its stream.
 void writeImageNpy(OutputFile& out, const Image& image, bool asBool = false, int threads = 1);
+// The same for samples held elsewhere than an Image (a kernel's own typed
+// result): `layout`'s type and shape (its samples unused), `bytes` at
+// `data`, written from there rather than copied into an image first.
+void writeImageNpy(OutputFile& out, const Image& layout, const void* data, size_t bytes, bool asBool = false,
+  int threads = 1);
 // Any C-ordered array: numpy's shape (slowest axis first) and raw bytes in
 // the host's order, typed by `type`; written as writeImageNpy's.
 void writeArrayNpy(OutputFile& out, ScalarType type, const std::vector<int64_t>& shape, const void* data,

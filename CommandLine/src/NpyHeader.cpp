@@ -1,5 +1,8 @@
 #include "NpyHeader.h"
 
+#include <cstdio>
+#include <cstring>
+
 namespace topovox
 {
 namespace cli
@@ -16,6 +19,17 @@ std::string npyHeader(const std::string& descr, bool fortran, const std::vector<
   const char head[10] = { '\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(header.size() & 0xFF),
     static_cast<char>(header.size() >> 8) };
   return std::string(head, sizeof head) + header;
+}
+
+char* startNpy(OutputFile& output, const std::string& header, size_t dataBytes)
+{
+  if (char* mapped = output.mapSized(header.size() + dataBytes))
+  {
+    std::memcpy(mapped, header.data(), header.size());
+    return mapped + header.size();
+  }
+  std::fwrite(header.data(), 1, header.size(), output.stream());
+  return nullptr;
 }
 }
 }

@@ -118,18 +118,16 @@ void writeNpy(OutputFile& output, const RowSource& rows, int threads)
 {
   const std::string header =
     npyHeader("<f8", false, { static_cast<int64_t>(rows.rows), static_cast<int64_t>(rows.columns.size()) });
-  const size_t width = rows.columns.size(), bytes = header.size() + rows.rows * width * sizeof(double);
-  if (char* mapped = output.mapSized(bytes))
+  const size_t width = rows.columns.size();
+  if (char* mapped = startNpy(output, header, rows.rows * width * sizeof(double)))
   {
-    std::memcpy(mapped, header.data(), header.size());
-    double* data = reinterpret_cast<double*>(mapped + header.size()); // (64-byte aligned)
+    double* data = reinterpret_cast<double*>(mapped); // (64-byte aligned)
     parallelFor(static_cast<int64_t>(rows.rows), threads, [&](int, int64_t r0, int64_t r1) {
       fillLittleEndian(rows, static_cast<size_t>(r0), static_cast<size_t>(r1), data + static_cast<size_t>(r0) * width);
     });
     return;
   }
   FILE* out = output.stream();
-  std::fwrite(header.data(), 1, header.size(), out);
   // A window of blocks made on the threads, then written (not the whole
   // table: its rows may be made on demand).
   const int workers = std::max(threads, 1);

@@ -35,6 +35,12 @@ std::string gpuDescription();
 // without CUDA or a GPU; never throws.
 void prepareGpu();
 
+// `requested` with TOPOVOX_DEVICE applied, without looking for a GPU: Auto
+// becomes the device the variable names (cpu or gpu; auto or unset: Auto
+// stays); CPU and GPU stay. An unknown value is ignored, and a warning
+// saying so is appended to `warning`.
+Device requestedDevice(Device requested, std::string* warning = nullptr);
+
 // Resolves a request to CPU or GPU. Any warning (GPU asked for but absent,
 // unknown TOPOVOX_DEVICE value) is appended to `warning`.
 Device resolveDevice(Device requested, std::string* warning);

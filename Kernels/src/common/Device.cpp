@@ -75,24 +75,30 @@ std::string gpuDescription()
 #endif
 }
 
+namespace
+{
+void addWarning(std::string* warning, const std::string& text)
+{
+  if (warning)
+    *warning += (warning->empty() ? "" : "\n") + text;
+}
+}
+
+Device requestedDevice(Device requested, std::string* warning)
+{
+  if (requested != Device::Auto)
+    return requested;
+  const char* env = std::getenv("TOPOVOX_DEVICE");
+  Device fromEnv = Device::Auto;
+  if (env && *env && !parseDevice(env, fromEnv))
+    addWarning(warning, std::string("TOPOVOX_DEVICE='") + env + "' is not auto, cpu or gpu; ignored");
+  return fromEnv;
+}
+
 Device resolveDevice(Device requested, std::string* warning)
 {
-  auto warn = [warning](const std::string& text) {
-    if (warning)
-      *warning += (warning->empty() ? "" : "\n") + text;
-  };
-  if (requested == Device::Auto)
-  {
-    const char* env = std::getenv("TOPOVOX_DEVICE");
-    if (env && *env)
-    {
-      Device fromEnv;
-      if (parseDevice(env, fromEnv))
-        requested = fromEnv;
-      else
-        warn(std::string("TOPOVOX_DEVICE='") + env + "' is not auto, cpu or gpu; ignored");
-    }
-  }
+  auto warn = [warning](const std::string& text) { addWarning(warning, text); };
+  requested = requestedDevice(requested, warning);
   if (requested == Device::CPU)
     return Device::CPU;
   if (gpuAvailable())

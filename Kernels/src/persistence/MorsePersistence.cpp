@@ -13,8 +13,6 @@
 #include "../common/Parallel.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <strings.h>
 #include <atomic>
 #include <future>
 #include <stdexcept>
@@ -178,8 +176,7 @@ PersistenceDiagram pairPieces(std::vector<MorsePiece>& pieces, const GridView& g
 
 bool persistenceAsksForGpu(Device requested)
 {
-  const char* env = std::getenv("TOPOVOX_DEVICE");
-  return requested == Device::GPU || (requested == Device::Auto && env && !strcasecmp(env, "gpu"));
+  return requestedDevice(requested) == Device::GPU;
 }
 
 PersistenceDiagram computePersistence(const GridView& grid, const PersistenceOptions& options)
