@@ -1,11 +1,13 @@
 // SoftEuler.cpp - checks, and the CPU path of the differentiable Euler curve
 // (SoftEuler.h): voxels in rows of x shared among threads, each thread with
-// its own double accumulators, added up at the end. Device-memory problems
-// go to SoftEulerCUDA.cu.
+// its own double accumulators, added up at the end; a voxel's sigmoids
+// against every threshold with an exp a group of thresholds
+// (SoftThresholdGroups.h). Device-memory problems go to SoftEulerCUDA.cu.
 #include "topovox/SoftEuler.h"
 
 #include "SoftEulerBackends.h"
 #include "SoftEulerVoxel.h"
+#include "SoftThresholdGroups.h"
 
 #include "../common/Parallel.h"
 
@@ -146,7 +148,7 @@ void forwardCPU(const SoftEulerProblem& p, T* chi)
 {
   const T* thr = static_cast<const T*>(p.thresholds);
   const int nt = p.thresholdCount, nd = p.directionCount;
-  const std::vector<double> tau(thr, thr + nt);
+  const SoftThresholdGroups groups(std::vector<double>(thr, thr + nt), p.lambda);
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
   const int threads = threadCount(p.threads);
   for (int64_t item = 0; item < p.batch * nd; ++item) // images, each with its directions
@@ -157,12 +159,15 @@ void forwardCPU(const SoftEulerProblem& p, T* chi)
     const T* image = static_cast<const T*>(p.images) + b * voxels;
     std::vector<std::vector<double>> partial(static_cast<size_t>(threads), std::vector<double>(nt, 0.0));
     parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
-      std::vector<double>& acc = partial[static_cast<size_t>(worker)];
+      double* acc = partial[static_cast<size_t>(worker)].data();
+      std::vector<double> sigmoids(static_cast<size_t>(nt));
+      double* s = sigmoids.data();
       walkRows(image, P, r0, r1, [&](int64_t, int64_t, int64_t, double h, int c) {
         if (c == 0)
           return;
+        groups.sigmoids(h, s);
         for (int t = 0; t < nt; ++t)
-          acc[static_cast<size_t>(t)] += c * softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
+          acc[t] += c * s[t];
       });
     });
     for (int t = 0; t < nt; ++t)
@@ -181,7 +186,7 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
 {
   const T* thr = static_cast<const T*>(p.thresholds);
   const int nt = p.thresholdCount, nd = p.directionCount;
-  const std::vector<double> tau(thr, thr + nt);
+  const SoftThresholdGroups groups(std::vector<double>(thr, thr + nt), p.lambda);
   const int64_t voxels = p.dims[0] * p.dims[1] * p.dims[2], rows = p.dims[1] * p.dims[2];
   const int threads = threadCount(p.threads);
   // Per worker: dL/dt (nt), dL/du (3 per direction), dL/dalpha (1).
@@ -196,17 +201,24 @@ void backwardCPU(const SoftEulerProblem& p, const T* gradChi, T* gradImages, T* 
     const T* g = gradChi + item * nt;
     parallelFor(rows, threads, [&](int worker, int64_t r0, int64_t r1) {
       std::vector<double>& acc = partial[static_cast<size_t>(worker)];
+      std::vector<double> sigmoids(static_cast<size_t>(nt)), terms(static_cast<size_t>(nt));
+      double *s = sigmoids.data(), *term = terms.data(), *accT = acc.data();
       walkRows(image, P, r0, r1, [&](int64_t i, int64_t j, int64_t k, double h, int c) {
         const int64_t at = b * voxels + i + p.dims[0] * (j + p.dims[1] * k);
         double dh = 0;
         if (c != 0)
+        {
+          groups.sigmoids(h, s);
+          // The terms first (a loop that vectorises), then their sum into
+          // dL/dh in threshold order.
           for (int t = 0; t < nt; ++t)
           {
-            const double s = softSigmoid(P.lambda * (tau[static_cast<size_t>(t)] - h));
-            const double term = double(g[t]) * c * P.lambda * s * (1.0 - s);
-            acc[static_cast<size_t>(t)] += term;
-            dh -= term;
+            term[t] = double(g[t]) * c * P.lambda * s[t] * (1.0 - s[t]);
+            accT[t] += term[t];
           }
+          for (int t = 0; t < nt; ++t)
+            dh -= term[t];
+        }
         if (gradImages) // summed over the directions, the first one writing
           gradImages[at] = static_cast<T>((d ? double(gradImages[at]) : 0.0) + P.weight * dh);
         if (dh != 0)
