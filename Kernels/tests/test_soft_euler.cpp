@@ -149,6 +149,41 @@ Case randomCase(std::mt19937_64& rng, int64_t batch, int64_t nx, int64_t ny, int
   return c;
 }
 
+// The forward by its definition, for one 2D image (nz = 1) in the V
+// construction: every cell listed (vertices, the edges along x and y, the
+// squares), its height the max of its vertices' heights h(p) = weight x(p)
+// + alpha <u, p>, p = origin + spacing * index, and chi(t) the sum of
+// (-1)^dim sigmoid(lambda (t - h)) with the sigmoid in its direct form.
+// No ownership, no factoring: the oracle of the CPU path's threshold groups.
+std::vector<double> definitionChi2D(const Case& c)
+{
+  const SoftEulerProblem p = problemOf(c);
+  const int64_t nx = c.dims[0], ny = c.dims[1];
+  auto height = [&](int64_t i, int64_t j) {
+    const double pos[3] = { p.origin[0] + p.spacing[0] * double(i), p.origin[1] + p.spacing[1] * double(j),
+      p.origin[2] };
+    return c.weight * c.images[static_cast<size_t>(i + nx * j)] +
+      c.alpha[0] * (c.direction[0] * pos[0] + c.direction[1] * pos[1] + c.direction[2] * pos[2]);
+  };
+  auto sigmoid = [](double z) { return z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z)); };
+  std::vector<double> chi(c.thresholds.size(), 0.0);
+  for (size_t t = 0; t < chi.size(); ++t)
+    for (int64_t j = 0; j < ny; ++j)
+      for (int64_t i = 0; i < nx; ++i)
+      {
+        const double h = height(i, j), tau = c.thresholds[t];
+        chi[t] += sigmoid(c.lambda * (tau - h));
+        if (i + 1 < nx)
+          chi[t] -= sigmoid(c.lambda * (tau - std::max(h, height(i + 1, j))));
+        if (j + 1 < ny)
+          chi[t] -= sigmoid(c.lambda * (tau - std::max(h, height(i, j + 1))));
+        if (i + 1 < nx && j + 1 < ny)
+          chi[t] += sigmoid(
+            c.lambda * (tau - std::max(std::max(h, height(i + 1, j)), std::max(height(i, j + 1), height(i + 1, j + 1)))));
+      }
+  return chi;
+}
+
 #ifdef TOPOVOX_TEST_CUDA
 
 template <typename T>
@@ -261,6 +296,47 @@ int main(int argc, char** argv)
       expect(same, std::string("lambda -> infinity: the exact curve, ") + constructionName(con) + " " +
           std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" + std::to_string(shape[2]));
     }
+
+  // 1b. The CPU path's sigmoids by groups of 16 thresholds, each factored
+  // about its centre where lambda |t - c| <= 300 for all its thresholds
+  // (SoftThresholdGroups.h), else direct, against the definition listing
+  // every cell: heights near 1e5 (floats there 1/128 apart; the factored
+  // exponent's argument is h - c, not h), 40 thresholds in three groups,
+  // the second holding one threshold 1000 above the others (direct at
+  // lambda 5, factored at 0.5), the third a partial group; and a group
+  // with infinite thresholds. A factor without the centre (exp(lambda h)
+  // times exp(-lambda t): 0 times infinity here), or no bound on the
+  // group's span (the second group factored at lambda 5, where e^2497
+  // overflows), gives NaN and fails these.
+  {
+    Case c = randomCase(rng, 1, 11, 9, 1, Construction::V);
+    for (auto& v : c.images)
+      v = 1e5 + 4 * v;
+    c.alpha = { 0.37 };
+    c.thresholds.clear();
+    for (int t = 0; t < 40; ++t)
+      c.thresholds.push_back(1e5 - 2 + 0.2 * t);
+    c.thresholds[20] = 1e5 + 1000;
+    for (double lambda : { 5.0, 0.5, 30.0 })
+    {
+      c.lambda = lambda;
+      const std::vector<double> soft = forward(c), defined = definitionChi2D(c);
+      bool same = true; // (NaN fails)
+      for (size_t t = 0; t < soft.size(); ++t)
+        same = same && close(soft[t], defined[t], 1e-9);
+      char name[80];
+      std::snprintf(name, sizeof name, "threshold groups near 1e5, lambda %g: chi equals the definition", lambda);
+      expect(same, name);
+    }
+    Case w = randomCase(rng, 1, 8, 7, 1, Construction::V);
+    w.thresholds = { -0.3, 0.1, 0.45, 0.7, INFINITY, 1.2, -INFINITY, 0.9 };
+    w.lambda = 40;
+    const std::vector<double> soft = forward(w), defined = definitionChi2D(w);
+    bool same = true;
+    for (size_t t = 0; t < soft.size(); ++t)
+      same = same && close(soft[t], defined[t], 1e-9);
+    expect(same, "a group with infinite thresholds: chi equals the definition");
+  }
 
   // 2. Gradients against finite differences.
   for (Construction con : { Construction::V, Construction::T })
