@@ -14,6 +14,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace topovox
@@ -117,9 +118,14 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
 {
   HeightRows<T> heights(image, P);
   const bool plane = P.dims[2] == 1;
+  constexpr auto kNeighbourBits = std::make_integer_sequence<int, 27>{};
+  constexpr auto kPlaneBits = std::integer_sequence<int, 9, 10, 11, 12, 14, 15, 16, 17>{};
   for (int64_t r = r0; r < r1; ++r)
   {
     const int64_t j = r % P.dims[1], k = r / P.dims[1];
+    // Every neighbour of the row's voxels but the first and last is in the
+    // image: they take the interior comparisons.
+    const bool interiorRow = j > 0 && j + 1 < P.dims[1] && (plane || (k > 0 && k + 1 < P.dims[2]));
     // around[dz + 1][dy + 1]: the neighbouring rows' heights (null outside).
     const double* around[3][3] = {};
     for (int dz = -1; dz <= 1; ++dz)
@@ -135,8 +141,12 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
         auto heightOf = [&](int b) {
           return around[choiceAxis(b, 2) + 1][choiceAxis(b, 1) + 1][i + choiceAxis(b, 0)];
         };
-        c = plane ? signedCountOfMask<true>(precedingByHeights<9, 18>(P, i, j, k, h, heightOf), P)
-                  : signedCountOfMask<false>(precedingByHeights<0, 27>(P, i, j, k, h, heightOf), P);
+        if (interiorRow && i > 0 && i + 1 < P.dims[0])
+          c = plane ? signedCountOfMask<true>(interiorPrecedingByHeights(h, heightOf, kPlaneBits), P)
+                    : signedCountOfMask<false>(interiorPrecedingByHeights(h, heightOf, kNeighbourBits), P);
+        else
+          c = plane ? signedCountOfMask<true>(precedingByHeights<9, 18>(P, i, j, k, h, heightOf), P)
+                    : signedCountOfMask<false>(precedingByHeights<0, 27>(P, i, j, k, h, heightOf), P);
       }
       visit(i, j, k, h, c);
     }
