@@ -54,7 +54,9 @@ public:
       const size_t g1 = std::min(Tau.size(), g0 + kSize);
       const auto [lo, hi] = std::minmax_element(Tau.begin() + g0, Tau.begin() + g1);
       const double centre = 0.5 * (*lo + *hi);
-      // (Not finite, NaN included, fails the test: the direct form.)
+      // An infinite threshold fails the test (the direct form). A NaN one
+      // may escape minmax_element's comparisons; its own terms are NaN in
+      // either form, as on the GPU, and the others' are unaffected.
       const bool factored = std::isfinite(*lo) && std::isfinite(*hi) &&
         Lambda * (0.5 * (*hi - *lo)) <= kMostExponent;
       Centre.push_back(factored ? centre : NAN);
