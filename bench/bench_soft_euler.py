@@ -12,6 +12,7 @@ signed count, so the sigmoids cost little and the count is the time).
         python3 bench/bench_soft_euler.py [--device cuda|cpu]
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -70,17 +71,10 @@ def main():
     pyect_tables(dev)
 
 
-def voxels(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def against_torch(dev, most):
     shapes = [s for s in [(1, 1, 256, 256), (1, 1, 1024, 1024), (1, 1, 4096, 4096), (64, 1, 256, 256),
                           (1, 1, 64, 64, 64), (1, 1, 256, 256, 256), (1, 1, 512, 512, 512), (16, 1, 64, 64, 64)]
-              if voxels(s) <= most]
+              if math.prod(s) <= most]
     t = torch.linspace(0, 1, 64, device=dev)
     u = torch.tensor([0.3, -0.5, 0.8], device=dev)
     a = torch.tensor([0.2], device=dev)
@@ -165,7 +159,7 @@ def smooth_table(dev, most, cases=(((1, 1, 1024, 1024), 4.0), ((1, 1, 4096, 4096
     print("| input (smooth) | read once ms | ours fwd ms | fwd / read |")
     print("|---|---|---|---|")
     for shape, sigma in cases:
-        if voxels(shape) > most:
+        if math.prod(shape) > most:
             continue
         torch.manual_seed(0)
         x = smoothed(shape, sigma, dev)

@@ -178,8 +178,10 @@ std::vector<double> definitionChi2D(const Case& c)
         if (j + 1 < ny)
           chi[t] -= sigmoid(c.lambda * (tau - std::max(h, height(i, j + 1))));
         if (i + 1 < nx && j + 1 < ny)
-          chi[t] += sigmoid(
-            c.lambda * (tau - std::max(std::max(h, height(i + 1, j)), std::max(height(i, j + 1), height(i + 1, j + 1)))));
+        {
+          const double top = std::max(height(i, j + 1), height(i + 1, j + 1));
+          chi[t] += sigmoid(c.lambda * (tau - std::max(std::max(h, height(i + 1, j)), top)));
+        }
       }
   return chi;
 }
@@ -304,7 +306,9 @@ int main(int argc, char** argv)
   // exponent's argument is h - c, not h), 40 thresholds in three groups,
   // the second holding one threshold 1000 above the others (direct at
   // lambda 5, factored at 0.5), the third a partial group; and a group
-  // with infinite thresholds. A factor without the centre (exp(lambda h)
+  // holding +infinity among finite ones and one holding -infinity (each
+  // span infinite: the direct form, whose terms are then exactly 0 and 1;
+  // factored about an infinite centre, 0 times infinity, NaN). A factor without the centre (exp(lambda h)
   // times exp(-lambda t): 0 times infinity here), or no bound on the
   // group's span (the second group factored at lambda 5, where e^2497
   // overflows), gives NaN and fails these.
@@ -329,7 +333,9 @@ int main(int argc, char** argv)
       expect(same, name);
     }
     Case w = randomCase(rng, 1, 8, 7, 1, Construction::V);
-    w.thresholds = { -0.3, 0.1, 0.45, 0.7, INFINITY, 1.2, -INFINITY, 0.9 };
+    // A group of 16 holding +infinity, then a partial one holding -infinity.
+    w.thresholds = { -0.3, 0.1, 0.45, 0.7, INFINITY, 1.2, 0.9, 0.05, 0.3, 0.5, 0.6, 0.65, 0.8, 1.0, 1.1, 0.2,
+      0.25, -INFINITY, 0.75, 0.35 };
     w.lambda = 40;
     const std::vector<double> soft = forward(w), defined = definitionChi2D(w);
     bool same = true;

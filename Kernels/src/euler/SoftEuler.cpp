@@ -124,7 +124,8 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
   {
     const int64_t j = r % P.dims[1], k = r / P.dims[1];
     // Every neighbour of the row's voxels but the first and last is in the
-    // image: they take the interior comparisons.
+    // image: they take the interior comparisons, without bounds checks
+    // (which were most of a 3D voxel's count).
     const bool interiorRow = j > 0 && j + 1 < P.dims[1] && (plane || (k > 0 && k + 1 < P.dims[2]));
     // around[dz + 1][dy + 1]: the neighbouring rows' heights (null outside).
     const double* around[3][3] = {};
@@ -132,6 +133,14 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
       for (int dy = -1; dy <= 1; ++dy)
         if (j + dy >= 0 && j + dy < P.dims[1] && k + dz >= 0 && k + dz < P.dims[2])
           around[dz + 1][dy + 1] = heights.row(j + dy, k + dz);
+    // Neighbour b's height at offset[b] from the voxel's: the rows are
+    // slots of one array (HeightRows), so an interior voxel takes the exact
+    // curve's branch-free comparisons (interiorPrecedingMask, EulerCells.h).
+    int64_t offset[27] = {};
+    if (interiorRow)
+      for (int b = 0; b < 27; ++b)
+        if (const double* row = around[choiceAxis(b, 2) + 1][choiceAxis(b, 1) + 1])
+          offset[b] = (row - around[1][1]) + choiceAxis(b, 0);
     for (int64_t i = 0; i < P.dims[0]; ++i)
     {
       const double h = around[1][1][i];
@@ -141,9 +150,10 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
         auto heightOf = [&](int b) {
           return around[choiceAxis(b, 2) + 1][choiceAxis(b, 1) + 1][i + choiceAxis(b, 0)];
         };
+        const double* at = around[1][1] + i;
         if (interiorRow && i > 0 && i + 1 < P.dims[0])
-          c = plane ? signedCountOfMask<true>(interiorPrecedingByHeights(h, heightOf, kPlaneBits), P)
-                    : signedCountOfMask<false>(interiorPrecedingByHeights(h, heightOf, kNeighbourBits), P);
+          c = plane ? signedCountOfMask<true>(interiorPrecedingMask<false>(at, offset, h, kPlaneBits), P)
+                    : signedCountOfMask<false>(interiorPrecedingMask<false>(at, offset, h, kNeighbourBits), P);
         else
           c = plane ? signedCountOfMask<true>(precedingByHeights<9, 18>(P, i, j, k, h, heightOf), P)
                     : signedCountOfMask<false>(precedingByHeights<0, 27>(P, i, j, k, h, heightOf), P);

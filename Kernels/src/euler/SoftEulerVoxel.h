@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <utility>
 
 namespace topovox
 {
@@ -80,19 +79,6 @@ TV_HD uint32_t precedingByHeights(
       if (precedesNumber<false>(heightOf(b), h, b))
         mask |= 1u << b;
     }
-  return mask;
-}
-
-// precedingByHeights for a voxel all of whose neighbours B are in the
-// image (the CPU's interior voxels): no bounds checks, and each bit's
-// comparison known at compile time, so no branch (as the exact curve's
-// interiorPrecedingMask, EulerCells.h). The bounds checks were most of a
-// 3D voxel's count on the CPU.
-template <typename HeightOf, int... B>
-TV_HD uint32_t interiorPrecedingByHeights(double h, HeightOf heightOf, std::integer_sequence<int, B...>)
-{
-  uint32_t mask = 0;
-  ((mask |= (B != kCenterBit && precedesNumber<false, B>(heightOf(B), h)) ? (1u << B) : 0u), ...);
   return mask;
 }
 

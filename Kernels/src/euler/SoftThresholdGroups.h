@@ -54,18 +54,16 @@ public:
       const size_t g1 = std::min(Tau.size(), g0 + kSize);
       const auto [lo, hi] = std::minmax_element(Tau.begin() + g0, Tau.begin() + g1);
       const double centre = 0.5 * (*lo + *hi);
-      // An infinite threshold fails the test (the direct form). A NaN one
-      // may escape minmax_element's comparisons; its own terms are NaN in
-      // either form, as on the GPU, and the others' are unaffected.
-      const bool factored = std::isfinite(*lo) && std::isfinite(*hi) &&
-        Lambda * (0.5 * (*hi - *lo)) <= kMostExponent;
+      // An infinite threshold makes the span infinite (or NaN), which fails
+      // the test: the direct form. A NaN one may escape minmax_element's
+      // comparisons; its own terms are NaN in either form, as on the GPU,
+      // and the others' are unaffected.
+      const bool factored = Lambda * (0.5 * (*hi - *lo)) <= kMostExponent;
       Centre.push_back(factored ? centre : NAN);
       for (size_t t = g0; t < g1; ++t)
         Factor[t] = factored ? std::exp(Lambda * (centre - Tau[t])) : 0.0;
     }
   }
-
-  size_t size() const { return Tau.size(); }
 
   // s[t] = sigmoid(lambda (tau[t] - h)) for every threshold t; h a number.
   void sigmoids(double h, double* s) const
