@@ -164,6 +164,11 @@ TV_HD uint32_t interiorPrecedingMask(
   return mask;
 }
 
+// The neighbour bits interiorPrecedingMask compares: all 27 (the centre
+// skipped), or the 8 in the voxel's z plane, all that a 2D image has.
+using NeighbourBits = std::make_integer_sequence<int, 27>;
+using PlaneNeighbourBits = std::integer_sequence<int, 9, 10, 11, 12, 14, 15, 16, 17>;
+
 // Per-choice constants, as types, so that every mask below is an immediate
 // operand after inlining (a constexpr function called in a loop is not
 // guaranteed to be folded by nvcc).

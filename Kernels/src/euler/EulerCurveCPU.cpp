@@ -76,10 +76,8 @@ void histogramTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
     scale = span != 0 && std::isfinite(span) ? (rq.count - 1) / span : 0;
   }
   constexpr uint32_t kAllNeighbours = ((1u << 27) - 1) & ~(1u << kCenterBit);
-  constexpr auto kNeighbourBits = std::make_integer_sequence<int, 27>{};
   // The 8 neighbours in the voxel's z plane: all that a 2D image has.
   constexpr uint32_t kPlaneNeighbours = sideBits(2, 0) & ~(1u << kCenterBit);
-  constexpr auto kPlaneBits = std::integer_sequence<int, 9, 10, 11, 12, 14, 15, 16, 17>{};
 
   const int64_t rowsY = ob.hi[1] - ob.lo[1];
   const int64_t rows = rowsY * (ob.hi[2] - ob.lo[2]);
@@ -115,9 +113,9 @@ void histogramTyped(const HistogramRequest& rq, std::vector<int64_t>& hist)
         const uint32_t valid = yz & axisMask[0][x > 0][x + 1 < g.dims[0]];
         uint32_t preceding = 0;
         if (valid == kAllNeighbours)
-          preceding = interiorPrecedingMask<Super>(p, offset, v, kNeighbourBits);
+          preceding = interiorPrecedingMask<Super>(p, offset, v, NeighbourBits{});
         else if (valid == kPlaneNeighbours) // a 2D image's interior
-          preceding = interiorPrecedingMask<Super>(p, offset, v, kPlaneBits);
+          preceding = interiorPrecedingMask<Super>(p, offset, v, PlaneNeighbourBits{});
         else
           for (int b = 0; b < 27; ++b)
             if (((valid >> b) & 1u) && precedes<Super>(p[offset[b]], v, b))

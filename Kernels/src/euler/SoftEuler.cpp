@@ -14,7 +14,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace topovox
@@ -118,8 +117,6 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
 {
   HeightRows<T> heights(image, P);
   const bool plane = P.dims[2] == 1;
-  constexpr auto kNeighbourBits = std::make_integer_sequence<int, 27>{};
-  constexpr auto kPlaneBits = std::integer_sequence<int, 9, 10, 11, 12, 14, 15, 16, 17>{};
   for (int64_t r = r0; r < r1; ++r)
   {
     const int64_t j = r % P.dims[1], k = r / P.dims[1];
@@ -152,8 +149,8 @@ void walkRows(const T* image, const SoftVoxelParams& P, int64_t r0, int64_t r1, 
         };
         const double* at = around[1][1] + i;
         if (interiorRow && i > 0 && i + 1 < P.dims[0])
-          c = plane ? signedCountOfMask<true>(interiorPrecedingMask<false>(at, offset, h, kPlaneBits), P)
-                    : signedCountOfMask<false>(interiorPrecedingMask<false>(at, offset, h, kNeighbourBits), P);
+          c = plane ? signedCountOfMask<true>(interiorPrecedingMask<false>(at, offset, h, PlaneNeighbourBits{}), P)
+                    : signedCountOfMask<false>(interiorPrecedingMask<false>(at, offset, h, NeighbourBits{}), P);
         else
           c = plane ? signedCountOfMask<true>(precedingByHeights<9, 18>(P, i, j, k, h, heightOf), P)
                     : signedCountOfMask<false>(precedingByHeights<0, 27>(P, i, j, k, h, heightOf), P);

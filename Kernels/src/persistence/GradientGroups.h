@@ -213,10 +213,9 @@ TV_HD void gradientOfVoxel(const T* data, const int64_t strides[3], const int64_
   constexpr uint32_t kPlane = euler::sideBits(2, 0) & ~(1u << euler::kCenterBit);
   uint32_t preceding = 0;
   if (valid == kAll)
-    preceding = euler::interiorPrecedingMask<Super>(at, offset, v, std::make_integer_sequence<int, 27>{});
+    preceding = euler::interiorPrecedingMask<Super>(at, offset, v, euler::NeighbourBits{});
   else if (valid == kPlane)
-    preceding = euler::interiorPrecedingMask<Super>(
-      at, offset, v, std::integer_sequence<int, 9, 10, 11, 12, 14, 15, 16, 17>{});
+    preceding = euler::interiorPrecedingMask<Super>(at, offset, v, euler::PlaneNeighbourBits{});
   else
     for (int b = 0; b < 27; ++b)
       if (((valid >> b) & 1u) && euler::precedes<Super>(at[offset[b]], v, b))
